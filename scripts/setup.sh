@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs every Debian package lrbench needs (idempotent: installs only what is missing).
+# Run as root on Debian 12. Safe to run again.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build ccache pkg-config git
+  # LibTorch and a fast BLAS (without OpenBLAS, Debian's LibTorch runs the reference BLAS, ~4x slower)
+  libtorch-dev libopenblas0-openmp
+  # MPI, HDF5
+  libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
+  # the libraries the code uses
+  libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
+  libfmt-dev libspdlog-dev libboost-dev libssl-dev
+  # reports
+  gnuplot-nox
+  # the real data set
+  dataset-fashion-mnist
+  # reference statistics for fixtures, and h5py for inspecting result files
+  python3 python3-numpy python3-scipy python3-statsmodels python3-h5py
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup.sh installs Debian packages: run it as root (or with sudo)." >&2
+  exit 2
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${#missing[@]} packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: every package is installed"
+fi
+
+# OpenBLAS must be the libblas.so.3 LibTorch loads: say so loudly if it is not.
+blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 || true)
+case "$blas" in
+  *openblas*) echo "setup: BLAS is $blas" ;;
+  *) echo "setup: WARNING: libblas.so.3 is $blas (reference BLAS); run: update-alternatives --config libblas.so.3-x86_64-linux-gnu" >&2 ;;
+esac

@@ -1,0 +1,226 @@
+#include "suite/config/expand.h"
+
+#include <map>
+#include <optional>
+#include <set>
+
+#include "suite/core/text.h"
+#include "suite/registry/registry.h"
+
+namespace lrb {
+namespace {
+
+// Every combination of the axes' values, first axis outermost.
+std::vector<std::vector<std::pair<const OptionAxis*, json>>> cartesian(const std::vector<OptionAxis>& axes) {
+  std::vector<std::vector<std::pair<const OptionAxis*, json>>> out(1);
+  for (const auto& axis : axes) {
+    std::vector<std::vector<std::pair<const OptionAxis*, json>>> next;
+    for (const auto& partial : out)
+      for (const auto& v : axis.values) {
+        auto p = partial;
+        p.emplace_back(&axis, v);
+        next.push_back(std::move(p));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::string describe_choice(const std::vector<std::pair<const OptionAxis*, json>>& choice) {
+  std::vector<std::string> parts;
+  for (const auto& [axis, v] : choice)
+    if (axis->values.size() > 1) parts.push_back(axis->name + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+  return join(parts, " ");
+}
+
+struct Resolved {
+  json options;
+  std::optional<std::string> error;
+  SourceLocation where;
+};
+
+// Defaults, then the user's values, then the schema's resolve hook.
+Resolved resolve_options(const OptionSchema& schema, const std::vector<std::pair<const OptionAxis*, json>>& choice,
+                         const json& context, const SourceLocation& block_where, const std::string& section) {
+  Resolved r;
+  r.options = json::object();
+  for (const auto& o : schema.options) r.options[o.name] = o.default_value;
+  std::map<std::string, SourceLocation> where;
+  for (const auto& [axis, v] : choice) {
+    where[axis->name] = axis->where;
+    if (axis->name != "seq_len") r.options[axis->name] = v;
+  }
+  try {
+    if (schema.resolve) schema.resolve(r.options, context);
+    for (const auto& o : schema.options)
+      if (r.options[o.name].is_null())
+        throw OptionError(o.name, "'" + o.name + "' is required (" + o.help + ")");
+  } catch (const OptionError& e) {
+    r.error = "in " + section + ": " + e.what();
+    auto it = where.find(e.option);
+    r.where = it != where.end() ? it->second : block_where;
+  }
+  return r;
+}
+
+}  // namespace
+
+ExpandedSweep expand_sweep(const SweepSpec& spec) {
+  ExpandedSweep out;
+  const auto& tasks = TaskRegistry::instance();
+  const auto& models = ModelRegistry::instance();
+
+  json train = json::object();
+  for (const auto& o : train_schema().options) train[o.name] = o.default_value;
+  const auto train_choices = cartesian(spec.train);
+
+  struct TaskState {
+    std::string name;
+    std::int64_t seq_len;
+    json options;
+    TaskInfo info;
+    std::string label;
+  };
+  std::vector<TaskState> task_states;
+  for (const auto& block : spec.tasks) {
+    const TaskEntry& entry = *tasks.find(block.name);
+    const std::string section = "[[task]] '" + block.name + "'";
+    std::optional<UserError> first_error;
+    std::size_t ok = 0;
+    for (const auto& choice : cartesian(block.axes)) {
+      std::int64_t seq_len = 0;
+      for (const auto& [axis, v] : choice)
+        if (axis->name == "seq_len") seq_len = v.get<std::int64_t>();
+      Resolved r = resolve_options(entry.schema, choice, json{{"seq_len", seq_len}}, block.where, section);
+      const std::string label = block.name + (describe_choice(choice).empty() ? "" : " " + describe_choice(choice));
+      if (!r.error) {
+        try {
+          TaskInfo info = entry.describe(r.options, seq_len);
+          if (!entry.uses_seq_len) seq_len = info.tokens();
+          task_states.push_back({block.name, seq_len, r.options, info, label});
+          ++ok;
+          continue;
+        } catch (const OptionError& e) {
+          r.error = "in " + section + ": " + e.what();
+          r.where = block.where;
+        }
+      }
+      if (!first_error) first_error = UserError(r.where, *r.error);
+      out.skipped.push_back({label, *r.error});
+    }
+    if (ok == 0) throw *first_error;
+  }
+
+  std::vector<std::size_t> model_ok(spec.models.size(), 0);
+  std::vector<std::optional<UserError>> model_error(spec.models.size());
+  for (const auto& ts : task_states) {
+    for (std::size_t mi = 0; mi < spec.models.size(); ++mi) {
+      const Block& block = spec.models[mi];
+      const ModelEntry& entry = *models.find(block.name);
+      const std::string section = "[[model]] '" + block.name + "'";
+      for (const auto& choice : cartesian(block.axes)) {
+        const std::string label = ts.label + " / " + block.name +
+                                  (describe_choice(choice).empty() ? "" : " " + describe_choice(choice));
+        if (std::find(entry.modalities.begin(), entry.modalities.end(), ts.info.modality) == entry.modalities.end()) {
+          const std::string why = "model '" + block.name + "' does not take " + modality_name(ts.info.modality) +
+                                  " inputs (task '" + ts.name + "')";
+          if (!model_error[mi]) model_error[mi] = UserError(block.where, why);
+          out.skipped.push_back({label, why});
+          continue;
+        }
+        Resolved r = resolve_options(entry.schema, choice, ts.info.to_json(), block.where, section);
+        if (r.error) {
+          if (!model_error[mi]) model_error[mi] = UserError(r.where, *r.error);
+          out.skipped.push_back({label, *r.error});
+          continue;
+        }
+        ++model_ok[mi];
+        const double flops = entry.flops ? entry.flops(r.options, ts.info) : static_cast<double>(ts.info.tokens());
+        for (const auto& tchoice : train_choices) {
+          json tr = train;
+          for (const auto& [axis, v] : tchoice) tr[axis->name] = v;
+          const auto steps = tr["steps"].get<double>();
+          const auto batch = tr["batch_size"].get<double>();
+          const auto every = tr["eval_every"].get<double>();
+          const double evals = (every > 0 ? std::floor(steps / every) : 0) + 1;
+          const double cost = flops * (3.0 * steps * batch + evals * tr["eval_size"].get<double>());
+          for (std::int64_t seed : spec.sweep.seeds) {
+            json s = {{"version", kRunSpecVersion},
+                      {"task", {{"name", ts.name}, {"seq_len", ts.seq_len}, {"options", ts.options}}},
+                      {"model", {{"name", block.name}, {"options", r.options}}},
+                      {"train", tr},
+                      {"seed_index", seed},
+                      {"base_seed", spec.sweep.base_seed},
+                      {"device", spec.sweep.device}};
+            RunSpec run = make_run_spec(std::move(s), ts.info, cost);
+            run.index = static_cast<std::int64_t>(out.runs.size());
+            out.runs.push_back(std::move(run));
+          }
+        }
+      }
+    }
+  }
+  for (std::size_t mi = 0; mi < spec.models.size(); ++mi)
+    if (model_ok[mi] == 0 && model_error[mi]) throw *model_error[mi];
+
+  // Two blocks that resolve to the same experiment would run it once but count it twice.
+  std::set<std::string> keys;
+  for (const auto& r : out.runs)
+    if (!keys.insert(r.key).second)
+      throw UserError(SourceLocation{spec.file, 0, 0},
+                      "two [[model]] or [[task]] tables describe the same run (" + r.model_name() + " on " +
+                          r.task_name() + ", seed " + std::to_string(r.seed_index()) + "); remove the duplicate");
+  return out;
+}
+
+namespace {
+void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else {
+    out[prefix] = j;
+  }
+}
+std::map<std::string, json> setting_leaves(const json& spec) {
+  std::map<std::string, json> leaves;
+  flatten(spec.at("task").at("options"), "task", leaves);
+  leaves["task.seq_len"] = spec.at("task").at("seq_len");
+  flatten(spec.at("model").at("options"), "model", leaves);
+  flatten(spec.at("train"), "train", leaves);
+  return leaves;
+}
+}  // namespace
+
+std::vector<std::string> varying_paths(const std::vector<json>& specs) {
+  std::map<std::string, std::set<std::string>> seen;
+  for (const auto& s : specs)
+    for (const auto& [path, v] : setting_leaves(s)) seen[path].insert(v.dump());
+  std::vector<std::string> out;
+  for (const auto& [path, values] : seen) {
+    // A path absent from some specs (another model's option) still varies if it has 2+ values.
+    if (values.size() > 1) out.push_back(path);
+  }
+  // seq_len first: it is the axis every table is about.
+  std::stable_partition(out.begin(), out.end(), [](const std::string& p) { return p == "task.seq_len"; });
+  return out;
+}
+
+json value_at_path(const json& spec, const std::string& path) {
+  auto leaves = setting_leaves(spec);
+  auto it = leaves.find(path);
+  return it == leaves.end() ? json() : it->second;
+}
+
+std::string describe_run(const RunSpec& run, const std::vector<std::string>& varying) {
+  std::string s = run.task_name() + "/" + std::to_string(run.seq_len()) + " " + run.model_name();
+  for (const auto& path : varying) {
+    if (path == "task.seq_len") continue;
+    const json v = value_at_path(run.spec, path);
+    if (v.is_null()) continue;
+    const auto dot = path.find('.');
+    s += " " + path.substr(dot + 1) + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return s + " seed " + std::to_string(run.seed_index());
+}
+
+}  // namespace lrb

@@ -1,0 +1,34 @@
+#pragma once
+// Expansion: a validated SweepSpec -> the ordered list of RunSpecs (axes -> states, in the
+// nvbench sense). The order is deterministic: tasks in file order, each task's axes, then
+// models in file order, each model's axes, then [train] axes, then seeds (innermost).
+// Combinations that cannot run (a model that does not take the task's input kind, options
+// that contradict each other for one axis value) are skipped with a recorded reason.
+#include <string>
+#include <vector>
+
+#include "suite/config/run_spec.h"
+#include "suite/config/sweep_spec.h"
+
+namespace lrb {
+
+struct SkippedCombination {
+  std::string what;    // "listops seq_len=64 / transformer dim=96 heads=5"
+  std::string reason;  // why it cannot run
+};
+
+struct ExpandedSweep {
+  std::vector<RunSpec> runs;
+  std::vector<SkippedCombination> skipped;
+};
+
+ExpandedSweep expand_sweep(const SweepSpec& spec);
+
+// The options that differ between runs of one (task, model) pair: the "setting" a table
+// row shows. Returns flattened "task.seq_len", "model.attention", "train.lr", ... paths.
+std::vector<std::string> varying_paths(const std::vector<json>& specs);
+json value_at_path(const json& spec, const std::string& path);
+// "listops/256 transformer attention=linear seed 0"
+std::string describe_run(const RunSpec& run, const std::vector<std::string>& varying);
+
+}  // namespace lrb

@@ -1,0 +1,39 @@
+#pragma once
+// RunSpec: the fully resolved description of one run. Its run key is the SHA-256 of its
+// canonical JSON (sorted keys, every default filled in): what defines the experiment.
+// How it is executed (host, rank, threads, attempt) is provenance and is not hashed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "suite/config/options.h"
+#include "suite/registry/task_info.h"
+
+namespace lrb {
+
+inline constexpr int kRunSpecVersion = 1;
+
+struct RunSpec {
+  json spec;        // canonical: {"version","task":{name,seq_len,options},"model":{name,options},"train",...}
+  std::string key;  // sha256_hex(spec.dump())
+  std::int64_t index = 0;  // position in the sweep's deterministic order
+  TaskInfo task_info;
+  double cost = 0;  // expected work in FLOPs, for longest-first scheduling
+
+  const std::string& task_name() const;
+  const std::string& model_name() const;
+  std::int64_t seq_len() const;
+  std::int64_t seed_index() const;
+  std::uint64_t base_seed() const;
+  const json& train() const;
+  const json& task_options() const;
+  const json& model_options() const;
+  std::string device() const;
+};
+
+// Builds a RunSpec from its parts, resolving nothing (the parts must already be resolved).
+RunSpec make_run_spec(json spec, const TaskInfo& info, double cost);
+// Recomputes the key of a stored spec; readers compare it with the file's key.
+std::string run_key_of(const json& spec);
+
+}  // namespace lrb

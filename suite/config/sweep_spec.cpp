@@ -1,0 +1,214 @@
+#include "suite/config/sweep_spec.h"
+
+#include <toml++/toml.h>
+
+#include "suite/core/files.h"
+#include "suite/core/text.h"
+#include "suite/registry/registry.h"
+
+namespace lrb {
+
+const OptionSchema& sweep_schema() {
+  static const OptionSchema schema{{
+      {"name", OptionType::String, json(), "sweep name: letters, digits, '.', '_' or '-'", {}, {}, {}, false, false},
+      {"seeds", OptionType::IntList, json(3), "a count n (seed indices 0..n-1) or a list of seed indices", {}, 0, {}, false, false},
+      {"base_seed", OptionType::Int, json(0), "mixed into every random stream of every run", {}, 0, {}, false, false},
+      {"device", OptionType::String, json("cpu"), "where runs execute", {"cpu", "cuda"}, {}, {}, false, false},
+      {"threads", OptionType::Int, json("auto"), "intra-op threads per rank: \"auto\" (cores on the node / ranks on the node) or a number", {}, 1, 1024, false, false},
+      {"checkpoint_every", OptionType::Int, json(0), "steps between periodic checkpoints (0: only when stopped by a signal)", {}, 0, {}, false, false},
+      {"description", OptionType::String, json(""), "free text, kept with the results", {}, {}, {}, false, false},
+  }};
+  return schema;
+}
+
+const OptionSchema& train_schema() {
+  static const OptionSchema schema{{
+      {"steps", OptionType::Int, json(300), "optimizer steps", {}, 0, {}},
+      {"batch_size", OptionType::Int, json(32), "samples per step", {}, 1, {}},
+      {"optimizer", OptionType::String, json("adamw"), "adamw or sgd (with momentum)", {"adamw", "sgd"}},
+      {"lr", OptionType::Float, json(1e-3), "peak learning rate", {}, 0.0, {}},
+      {"momentum", OptionType::Float, json(0.9), "SGD momentum", {}, 0.0, 1.0},
+      {"beta1", OptionType::Float, json(0.9), "AdamW first-moment decay", {}, 0.0, 1.0},
+      {"beta2", OptionType::Float, json(0.999), "AdamW second-moment decay", {}, 0.0, 1.0},
+      {"warmup_steps", OptionType::Int, json(0), "linear warm-up from 0 to lr", {}, 0, {}},
+      {"schedule", OptionType::String, json("cosine"), "learning-rate decay after warm-up", {"cosine", "linear", "constant"}},
+      {"weight_decay", OptionType::Float, json(0.01), "decoupled (AdamW) or L2 (SGD) weight decay", {}, 0.0, {}},
+      {"grad_clip", OptionType::Float, json(1.0), "clip the global gradient norm to this (0: off)", {}, 0.0, {}},
+      {"eval_every", OptionType::Int, json(0), "steps between evaluations (0: only at the end)", {}, 0, {}},
+      {"eval_size", OptionType::Int, json(512), "evaluation samples", {}, 1, {}},
+      {"memory_budget", OptionType::Bytes, json(0), "fail the run if it allocates more than this beyond its data (0: no budget)", {}, 0, {}},
+  }};
+  return schema;
+}
+
+namespace {
+
+const std::vector<std::string> kTopLevel = {"sweep", "train", "task", "model"};
+
+SourceLocation key_location(const toml::table& t, const std::string& key, const std::string& file) {
+  for (const auto& [k, v] : t)
+    if (k.str() == key) return SourceLocation{file, static_cast<int>(k.source().begin.line), static_cast<int>(k.source().begin.column)};
+  return location_of(t, file);
+}
+
+void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec& spec) {
+  const OptionSchema& schema = sweep_schema();
+  const std::string section = "[sweep]";
+  for (const auto& [k, node] : t) {
+    const std::string key(k.str());
+    const SourceLocation at{file, static_cast<int>(k.source().begin.line), static_cast<int>(k.source().begin.column)};
+    const OptionSpec* o = schema.find(key);
+    if (!o) throw UserError(at, "unknown key '" + key + "' in " + section + suggestion(key, schema.names()));
+    const SourceLocation vat = location_of(node, file);
+    if (key == "seeds") {
+      if (auto n = node.as_integer()) {
+        if (n->get() < 1 || n->get() > 100000)
+          throw UserError(vat, "in [sweep], 'seeds' as a count must be between 1 and 100000");
+        spec.sweep.seeds.clear();
+        for (std::int64_t i = 0; i < n->get(); ++i) spec.sweep.seeds.push_back(i);
+      } else if (node.is_array()) {
+        json list = read_value(node, *o, file, section);
+        spec.sweep.seeds = list.get<std::vector<std::int64_t>>();
+        if (spec.sweep.seeds.empty()) throw UserError(vat, "in [sweep], 'seeds' is an empty list");
+        std::vector<std::int64_t> sorted = spec.sweep.seeds;
+        std::sort(sorted.begin(), sorted.end());
+        if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+          throw UserError(vat, "in [sweep], 'seeds' lists a seed index twice");
+      } else {
+        throw UserError(vat, "in [sweep], 'seeds' must be a count (3) or a list of seed indices ([0, 1, 2])");
+      }
+    } else if (key == "threads") {
+      if (auto s = node.as_string()) {
+        if (s->get() != "auto")
+          throw UserError(vat, "in [sweep], 'threads' must be \"auto\" or a number of threads, not \"" + s->get() + "\"");
+        spec.sweep.threads = 0;
+      } else {
+        spec.sweep.threads = static_cast<int>(read_value(node, *o, file, section).get<std::int64_t>());
+      }
+    } else {
+      if (node.is_array()) throw UserError(vat, "in [sweep], '" + key + "' takes a single value, not a list");
+      json v = read_value(node, *o, file, section);
+      if (key == "name") {
+        spec.sweep.name = v.get<std::string>();
+        if (!is_safe_name(spec.sweep.name))
+          throw UserError(vat, "in [sweep], 'name' may use only letters, digits, '.', '_' and '-' (and not start with '.')");
+      } else if (key == "base_seed") {
+        spec.sweep.base_seed = v.get<std::uint64_t>();
+      } else if (key == "device") {
+        spec.sweep.device = v.get<std::string>();
+      } else if (key == "checkpoint_every") {
+        spec.sweep.checkpoint_every = v.get<std::int64_t>();
+      }
+    }
+  }
+  if (spec.sweep.name.empty()) throw UserError(location_of(t, file), "[sweep] needs a 'name' (for example name = \"my-study\")");
+}
+
+std::vector<const toml::table*> tables_of(const toml::node& node, const std::string& key, const std::string& file) {
+  std::vector<const toml::table*> out;
+  if (auto arr = node.as_array()) {
+    for (const auto& el : *arr) {
+      auto t = el.as_table();
+      if (!t) throw UserError(location_of(el, file), "'" + key + "' must be a table: write [[" + key + "]]");
+      out.push_back(t);
+    }
+  } else if (auto t = node.as_table()) {
+    throw UserError(location_of(*t, file), "write [[" + key + "]] (an array of tables, one per " + key + "), not [" + key + "]");
+  } else {
+    throw UserError(location_of(node, file), "'" + key + "' must be written as [[" + key + "]] tables");
+  }
+  return out;
+}
+
+std::string block_name(const toml::table& t, const std::string& kind, const std::vector<std::string>& registered,
+                       const std::string& file) {
+  auto n = t.get("name");
+  if (!n) throw UserError(location_of(t, file), "this [[" + kind + "]] needs a 'name'; registered: " + join(registered, ", "));
+  auto s = n->as_string();
+  if (!s) throw UserError(location_of(*n, file), "the " + kind + " 'name' must be a string");
+  const std::string name = s->get();
+  if (std::find(registered.begin(), registered.end(), name) == registered.end())
+    throw UserError(location_of(*n, file), "unknown " + kind + " '" + name + "'" + suggestion(name, registered) +
+                                               " (lrbench list shows them all)");
+  return name;
+}
+
+Block parse_task(const toml::table& t, const std::string& file) {
+  const auto& reg = TaskRegistry::instance();
+  Block b;
+  b.name = block_name(t, "task", reg.names(), file);
+  b.where = location_of(t, file);
+  const TaskEntry& entry = *reg.find(b.name);
+  const std::string section = "[[task]] '" + b.name + "'";
+  static const OptionSpec seq_len_spec{"seq_len", OptionType::Int, json(), "input length in tokens (a list is an axis)", {}, 1, 1 << 24};
+  if (auto sl = t.get("seq_len")) {
+    if (!entry.uses_seq_len)
+      throw UserError(key_location(t, "seq_len", file), "task '" + b.name + "' has a fixed input size; remove 'seq_len'");
+    OptionAxis axis{"seq_len", {}, key_location(t, "seq_len", file)};
+    if (auto arr = sl->as_array()) {
+      if (arr->empty()) throw UserError(location_of(*sl, file), "in " + section + ", 'seq_len' is an empty list");
+      for (const auto& el : *arr) axis.values.push_back(read_value(el, seq_len_spec, file, section));
+    } else {
+      axis.values.push_back(read_value(*sl, seq_len_spec, file, section));
+    }
+    b.axes.push_back(std::move(axis));
+  } else if (entry.uses_seq_len) {
+    throw UserError(b.where, section + " needs 'seq_len' (a length, or a list of lengths)");
+  }
+  auto rest = read_options(t, entry.schema, {"name", "seq_len"}, file, section);
+  b.axes.insert(b.axes.end(), rest.begin(), rest.end());
+  return b;
+}
+
+Block parse_model(const toml::table& t, const std::string& file) {
+  const auto& reg = ModelRegistry::instance();
+  Block b;
+  b.name = block_name(t, "model", reg.names(), file);
+  b.where = location_of(t, file);
+  const ModelEntry& entry = *reg.find(b.name);
+  b.axes = read_options(t, entry.schema, {"name"}, file, "[[model]] '" + b.name + "'");
+  return b;
+}
+
+}  // namespace
+
+SweepSpec parse_sweep(std::string_view text, const std::string& file) {
+  SweepSpec spec;
+  spec.file = file;
+  toml::table root;
+  try {
+    root = toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    throw UserError(SourceLocation{file, static_cast<int>(b.line), static_cast<int>(b.column)},
+                    "TOML syntax error: " + std::string(e.description()));
+  }
+  for (const auto& [k, node] : root) {
+    const std::string key(k.str());
+    if (std::find(kTopLevel.begin(), kTopLevel.end(), key) == kTopLevel.end())
+      throw UserError(SourceLocation{file, static_cast<int>(k.source().begin.line), static_cast<int>(k.source().begin.column)},
+                      "unknown section '" + key + "'" + suggestion(key, kTopLevel));
+  }
+  const auto* sweep = root.get("sweep");
+  if (!sweep || !sweep->is_table()) throw UserError(SourceLocation{file, 1, 1}, "the file needs a [sweep] table with at least a name");
+  spec.sweep.seeds = {0, 1, 2};
+  parse_sweep_table(*sweep->as_table(), file, spec);
+  if (const auto* train = root.get("train")) {
+    if (!train->is_table()) throw UserError(location_of(*train, file), "'train' must be a table: write [train]");
+    spec.train = read_options(*train->as_table(), train_schema(), {}, file, "[train]");
+  }
+  const auto* tasks = root.get("task");
+  if (!tasks) throw UserError(SourceLocation{file, 1, 1}, "the sweep has no [[task]]; add one (lrbench list tasks shows them)");
+  for (const auto* t : tables_of(*tasks, "task", file)) spec.tasks.push_back(parse_task(*t, file));
+  const auto* models = root.get("model");
+  if (!models) throw UserError(SourceLocation{file, 1, 1}, "the sweep has no [[model]]; add one (lrbench list models shows them)");
+  for (const auto* t : tables_of(*models, "model", file)) spec.models.push_back(parse_model(*t, file));
+  return spec;
+}
+
+SweepSpec load_sweep_file(const std::filesystem::path& path) {
+  if (!std::filesystem::exists(path)) throw UserError("sweep file " + path.string() + " does not exist");
+  return parse_sweep(read_file(path), path.string());
+}
+
+}  // namespace lrb

@@ -1,0 +1,42 @@
+#pragma once
+// The sweep file as the user wrote it, validated: every key known, every value typed and in
+// range, every model and task registered. Nothing runs before this succeeds.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "suite/config/options.h"
+
+namespace lrb {
+
+struct SweepSettings {
+  std::string name;
+  std::vector<std::int64_t> seeds;  // seed indices
+  std::uint64_t base_seed = 0;
+  std::string device = "cpu";
+  int threads = 0;               // 0 = auto: cores on the node / ranks on the node
+  std::int64_t checkpoint_every = 0;  // steps between periodic checkpoints; 0 = only when stopped
+};
+
+struct Block {  // one [[task]] or [[model]] table
+  std::string name;
+  SourceLocation where;
+  std::vector<OptionAxis> axes;  // for tasks, seq_len first
+};
+
+struct SweepSpec {
+  std::string file;  // as given, for messages
+  SweepSettings sweep;
+  std::vector<OptionAxis> train;
+  std::vector<Block> tasks;
+  std::vector<Block> models;
+};
+
+const OptionSchema& train_schema();
+const OptionSchema& sweep_schema();
+
+SweepSpec load_sweep_file(const std::filesystem::path& path);
+SweepSpec parse_sweep(std::string_view text, const std::string& file_label);
+
+}  // namespace lrb

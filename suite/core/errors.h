@@ -1,0 +1,36 @@
+#pragma once
+// Two kinds of failure: errors the user can cause and fix (UserError: a message that says
+// what to do, with a file:line:column when it comes from a file) and broken invariants
+// (LRB_CHECK: abort with file and line; a bug in lrbench, never the user's fault).
+#include <stdexcept>
+#include <string>
+
+namespace lrb {
+
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  bool known() const { return line > 0; }
+  // "file:line:column", or just the file when the position is unknown.
+  std::string str() const;
+};
+
+class UserError : public std::runtime_error {
+ public:
+  explicit UserError(const std::string& message) : std::runtime_error(message) {}
+  UserError(SourceLocation where, const std::string& message);
+  const SourceLocation& where() const { return where_; }
+
+ private:
+  SourceLocation where_;
+};
+
+[[noreturn]] void invariant_failed(const char* expr, const char* file, int line, const std::string& what);
+
+}  // namespace lrb
+
+#define LRB_CHECK(cond, what)                                            \
+  do {                                                                   \
+    if (!(cond)) ::lrb::invariant_failed(#cond, __FILE__, __LINE__, (what)); \
+  } while (0)

@@ -1,0 +1,41 @@
+#pragma once
+// File-system steps of the publish protocol: write a temporary file, close, fsync, rename,
+// fsync the folder. A crash at any point leaves either the old file or the new one.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace lrb {
+
+namespace fs = std::filesystem;
+
+// fsync a file or a folder by path; throws UserError naming the path on failure.
+void fsync_path(const fs::path& path);
+// rename(tmp, final) then fsync the folder holding them.
+void publish_file(const fs::path& tmp, const fs::path& final_path);
+// Writes bytes to final_path through a temporary file in the same folder.
+void write_file_atomic(const fs::path& final_path, std::string_view bytes);
+// A temporary name next to final_path that no other process of any host uses:
+// ".<name>.tmp.<host>.<pid>". Readers and the resume scan skip such names.
+fs::path temp_path_for(const fs::path& final_path);
+bool is_temp_name(const std::string& filename);
+std::string read_file(const fs::path& path);
+std::string host_name();
+
+// A name a user gives (sweep name, report file stem) must stay one path component.
+bool is_safe_name(std::string_view name);
+
+// Holds an exclusive advisory lock on a file for the life of the object, so that two
+// sweeps cannot write one results folder at the same time.
+class FolderLock {
+ public:
+  explicit FolderLock(const fs::path& lock_file);
+  ~FolderLock();
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace lrb

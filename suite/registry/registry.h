@@ -1,0 +1,82 @@
+#pragma once
+// Name -> factory registries for models and tasks. Adding a model or a task is one new
+// file with one registration line:
+//
+//   LRB_REGISTER_MODEL(make_transformer_entry());
+//
+// Models and tasks are compiled as object files into every executable (lrb_plugins), so
+// the linker never drops a registration.
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "suite/config/options.h"
+#include "suite/registry/task_info.h"
+
+namespace lrb {
+
+class Model;  // suite/run/model.h (LibTorch)
+class Task;   // suite/run/task.h (LibTorch)
+
+struct ModelEntry {
+  std::string name;
+  std::string summary;
+  std::vector<Modality> modalities;  // the input kinds the model accepts
+  OptionSchema schema;               // resolve() receives TaskInfo::to_json() as context
+  // Analytic forward FLOPs for one sample (multiply-add = 2 FLOPs), from options alone.
+  std::function<double(const json& options, const TaskInfo& task)> flops;
+  std::function<std::shared_ptr<Model>(const json& options, const TaskInfo& task)> make;
+};
+
+struct TaskEntry {
+  std::string name;
+  std::string summary;
+  OptionSchema schema;  // resolve() receives {"seq_len": N} as context
+  bool uses_seq_len = true;  // false for fixed-size data (e.g. 28x28 images)
+  std::function<TaskInfo(const json& options, std::int64_t seq_len)> describe;
+  std::function<std::unique_ptr<Task>(const json& options, std::int64_t seq_len)> make;
+};
+
+template <class Entry>
+class Registry {
+ public:
+  static Registry& instance() {
+    static Registry r;
+    return r;
+  }
+  bool add(Entry e) {
+    const std::string name = e.name;
+    auto [it, inserted] = entries_.emplace(name, std::move(e));
+    (void)it;
+    if (!inserted) duplicate(name);
+    return true;
+  }
+  const Entry* find(const std::string& name) const {
+    auto it = entries_.find(name);
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& [n, e] : entries_) out.push_back(n);
+    return out;
+  }
+  const std::map<std::string, Entry>& entries() const { return entries_; }
+
+ private:
+  [[noreturn]] static void duplicate(const std::string& name);
+  std::map<std::string, Entry> entries_;
+};
+
+using ModelRegistry = Registry<ModelEntry>;
+using TaskRegistry = Registry<TaskEntry>;
+
+}  // namespace lrb
+
+#define LRB_CONCAT_INNER(a, b) a##b
+#define LRB_CONCAT(a, b) LRB_CONCAT_INNER(a, b)
+#define LRB_REGISTER_MODEL(entry) \
+  static const bool LRB_CONCAT(lrb_model_registered_, __LINE__) = ::lrb::ModelRegistry::instance().add(entry)
+#define LRB_REGISTER_TASK(entry) \
+  static const bool LRB_CONCAT(lrb_task_registered_, __LINE__) = ::lrb::TaskRegistry::instance().add(entry)

@@ -1,0 +1,19 @@
+#pragma once
+// The Model contract: a torch::nn::Module that maps a batch of inputs (token ids [B, N],
+// signal [B, N, C] or grid [B, C, H, W]) to logits [B, classes]. Parameter count comes
+// from the module; the analytic FLOP count from the registry entry.
+#include <torch/nn/module.h>
+
+#include <nlohmann/json.hpp>
+
+namespace lrb {
+
+class Model : public torch::nn::Module {
+ public:
+  virtual at::Tensor forward(const at::Tensor& x) = 0;
+  // What the model decided and a report may show (per-block attention kind, random block
+  // tables...). Called after training; stored with the run.
+  virtual nlohmann::json records() const { return nlohmann::json::object(); }
+};
+
+}  // namespace lrb

@@ -1,0 +1,29 @@
+#include "suite/store/run_record.h"
+
+#include <stdexcept>
+
+namespace lrb {
+
+const char* status_name(RunStatus s) {
+  switch (s) {
+    case RunStatus::Ok: return "ok";
+    case RunStatus::Failed: return "failed";
+    case RunStatus::Stopped: return "stopped";
+  }
+  return "?";
+}
+
+RunStatus status_from_name(const std::string& s) {
+  if (s == "ok") return RunStatus::Ok;
+  if (s == "failed") return RunStatus::Failed;
+  if (s == "stopped") return RunStatus::Stopped;
+  throw std::invalid_argument("unknown run status '" + s + "'");
+}
+
+std::string RunRecord::primary_metric() const {
+  if (records.contains("task") && records["task"].contains("metrics") && !records["task"]["metrics"].empty())
+    return "eval_" + records["task"]["metrics"][0].get<std::string>();
+  return "eval_accuracy";
+}
+
+}  // namespace lrb
