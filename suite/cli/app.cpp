@@ -3,26 +3,47 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
+
+#include "suite/cli/command.h"
+#include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
 #include "suite/core/version.h"
 
 namespace lrb {
 
+std::vector<CommandSetup>& command_setups() {
+  static std::vector<CommandSetup> setups;
+  return setups;
+}
+
 int cli_main(int argc, char** argv) {
   CLI::App app{"lrbench: matched-seed, multi-run benchmarks of long-context encoders"};
+  app.require_subcommand(0, 1);
   bool version = false;
   app.add_flag("--version", version, "print the version, git revision and dirty flag");
+  CommandResult result;
+  for (auto setup : command_setups()) setup(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitDone : kExitUsage;
+  } catch (const UserError& e) {
+    fmt::print(stderr, "lrbench: error: {}\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "lrbench: internal error: {}\n", e.what());
+    return kExitInternal;
   }
   if (version) {
     fmt::print("lrbench {} (git {}{})\n", lrbench_version(), git_revision(), git_dirty() ? ", dirty" : "");
     return kExitDone;
   }
-  fmt::print("{}", app.help());
-  return kExitDone;
+  if (app.get_subcommands().empty()) {
+    fmt::print("{}", app.help());
+    return kExitUsage;
+  }
+  return result.exit_code;
 }
 
 }  // namespace lrb

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "suite/config/options.h"
+#include "suite/core/macros.h"
 #include "suite/registry/task_info.h"
 
 namespace lrb {
@@ -74,8 +75,6 @@ using TaskRegistry = Registry<TaskEntry>;
 
 }  // namespace lrb
 
-#define LRB_CONCAT_INNER(a, b) a##b
-#define LRB_CONCAT(a, b) LRB_CONCAT_INNER(a, b)
 #define LRB_REGISTER_MODEL(entry) \
   static const bool LRB_CONCAT(lrb_model_registered_, __LINE__) = ::lrb::ModelRegistry::instance().add(entry)
 #define LRB_REGISTER_TASK(entry) \
