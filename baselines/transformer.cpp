@@ -1,0 +1,153 @@
+// The Transformer encoder baseline: token embedding + learned positions, pre-norm layers
+// (attention + MLP), CLS or mean pooling, LayerNorm, Linear head. attention = "softmax" is
+// the vanilla Transformer; "linear" is the Linear Transformer (Katharopoulos et al. 2020,
+// feature map elu+1).
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+
+#include <cmath>
+
+#include "suite/registry/registry.h"
+#include "suite/run/model.h"
+
+namespace lrb {
+namespace {
+
+struct Config {
+  std::int64_t dim, depth, heads, mlp_ratio, classes, tokens, vocab, pad;
+  double dropout;
+  bool cls_pooling, linear;
+};
+
+Config config_of(const json& o, const TaskInfo& t) {
+  return {o.at("dim"), o.at("depth"), o.at("heads"), o.at("mlp_ratio"), t.num_classes, t.tokens(), t.vocab_size,
+          t.pad_token, o.at("dropout"), o.at("pooling") == "cls", o.at("attention") == "linear"};
+}
+
+// q, k, v: [B, H, N, d]; keep: [B, N] bool (true = real token) or undefined.
+at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& keep) {
+  auto scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
+  if (keep.defined()) scores = scores.masked_fill(keep.logical_not().unsqueeze(1).unsqueeze(2), -INFINITY);
+  return at::matmul(at::softmax(scores, -1), v);
+}
+
+at::Tensor linear_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& keep) {
+  auto fq = at::elu(q) + 1, fk = at::elu(k) + 1;
+  if (keep.defined()) fk = fk * keep.unsqueeze(1).unsqueeze(-1).to(fk.scalar_type());
+  const auto kv = at::matmul(fk.transpose(-2, -1), v);               // [B, H, d, d]
+  const auto z = fk.sum(-2, /*keepdim=*/true).transpose(-2, -1);     // [B, H, d, 1]
+  return at::matmul(fq, kv) / (at::matmul(fq, z) + 1e-6);
+}
+
+struct LayerImpl : torch::nn::Module {
+  LayerImpl(const Config& c)
+      : c(c),
+        norm1(register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})))),
+        norm2(register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})))),
+        qkv(register_module("qkv", torch::nn::Linear(c.dim, 3 * c.dim))),
+        proj(register_module("proj", torch::nn::Linear(c.dim, c.dim))),
+        fc1(register_module("fc1", torch::nn::Linear(c.dim, c.mlp_ratio * c.dim))),
+        fc2(register_module("fc2", torch::nn::Linear(c.mlp_ratio * c.dim, c.dim))),
+        drop(register_module("drop", torch::nn::Dropout(c.dropout))) {}
+
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& keep) {
+    const auto B = x.size(0), N = x.size(1);
+    auto h = qkv->forward(norm1->forward(x)).view({B, N, 3, c.heads, c.dim / c.heads}).permute({2, 0, 3, 1, 4});
+    auto a = c.linear ? linear_attention(h[0], h[1], h[2], keep) : softmax_attention(h[0], h[1], h[2], keep);
+    auto y = x + drop->forward(proj->forward(a.transpose(1, 2).reshape({B, N, c.dim})));
+    return y + drop->forward(fc2->forward(at::gelu(fc1->forward(norm2->forward(y)))));
+  }
+
+  Config c;
+  torch::nn::LayerNorm norm1, norm2;
+  torch::nn::Linear qkv, proj, fc1, fc2;
+  torch::nn::Dropout drop;
+};
+TORCH_MODULE(Layer);
+
+class Transformer final : public Model {
+ public:
+  explicit Transformer(const Config& c) : c_(c) {
+    embed_ = register_module("embed", torch::nn::Embedding(c.vocab, c.dim));
+    const std::int64_t n = c.tokens + (c.cls_pooling ? 1 : 0);
+    pos_ = register_parameter("pos", at::randn({1, n, c.dim}) * 0.02);
+    if (c.cls_pooling) cls_ = register_parameter("cls", at::randn({1, 1, c.dim}) * 0.02);
+    for (std::int64_t i = 0; i < c.depth; ++i) layers_.push_back(register_module("layer" + std::to_string(i), Layer(c)));
+    norm_ = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})));
+    head_ = register_module("head", torch::nn::Linear(c.dim, c.classes));
+  }
+
+  at::Tensor forward(const at::Tensor& x) override {
+    at::Tensor keep;
+    if (c_.pad >= 0) keep = x.ne(c_.pad);
+    auto h = embed_->forward(x);
+    if (c_.cls_pooling) {
+      h = at::cat({cls_.expand({x.size(0), 1, c_.dim}), h}, 1);
+      if (keep.defined()) keep = at::cat({at::ones({x.size(0), 1}, keep.options()), keep}, 1);
+    }
+    h = h + pos_.narrow(1, 0, h.size(1));
+    for (auto& layer : layers_) h = layer->forward(h, keep);
+    at::Tensor pooled;
+    if (c_.cls_pooling) {
+      pooled = h.select(1, 0);
+    } else if (keep.defined()) {
+      const auto w = keep.to(h.scalar_type()).unsqueeze(-1);
+      pooled = (h * w).sum(1) / w.sum(1).clamp_min(1.0);
+    } else {
+      pooled = h.mean(1);
+    }
+    return head_->forward(norm_->forward(pooled));
+  }
+
+ private:
+  Config c_;
+  torch::nn::Embedding embed_{nullptr};
+  at::Tensor pos_, cls_;
+  std::vector<Layer> layers_;
+  torch::nn::LayerNorm norm_{nullptr};
+  torch::nn::Linear head_{nullptr};
+};
+
+double transformer_flops(const json& o, const TaskInfo& t) {
+  const Config c = config_of(o, t);
+  const double n = static_cast<double>(c.tokens + (c.cls_pooling ? 1 : 0)), d = static_cast<double>(c.dim);
+  const double dh = d / static_cast<double>(c.heads);
+  const double proj = 2 * n * d * 3 * d + 2 * n * d * d;
+  const double mlp = 2 * 2 * n * d * static_cast<double>(c.mlp_ratio) * d;
+  const double attn = c.linear ? 2 * 2 * n * d * dh + 2 * 2 * n * d : 2 * 2 * n * n * d;
+  return static_cast<double>(c.depth) * (proj + mlp + attn) + 2 * d * static_cast<double>(c.classes);
+}
+
+ModelEntry transformer_entry() {
+  ModelEntry e;
+  e.name = "transformer";
+  e.summary = "pre-norm Transformer encoder; attention softmax (vanilla) or linear (Linear Transformer)";
+  e.modalities = {Modality::Tokens};
+  e.schema.options = {
+      {"dim", OptionType::Int, json(64), "model width", {}, 8, 8192},
+      {"depth", OptionType::Int, json(2), "layers", {}, 1, 128},
+      {"heads", OptionType::Int, json(4), "attention heads (must divide dim)", {}, 1, 256},
+      {"mlp_ratio", OptionType::Int, json(4), "MLP hidden width / dim", {}, 1, 16},
+      {"dropout", OptionType::Float, json(0.1), "dropout on residual branches", {}, 0.0, 0.9},
+      {"pooling", OptionType::String, json("mean"), "sequence summary for the head", {"mean", "cls"}},
+      {"attention", OptionType::String, json("softmax"), "softmax (full) or linear (elu+1 feature map)", {"softmax", "linear"}},
+  };
+  e.schema.resolve = [](json& o, const json&) {
+    if (o["dim"].get<std::int64_t>() % o["heads"].get<std::int64_t>() != 0)
+      throw OptionError("heads", "heads (" + o["heads"].dump() + ") must divide dim (" + o["dim"].dump() + ")");
+  };
+  e.flops = transformer_flops;
+  e.make = [](const json& o, const TaskInfo& t) -> std::shared_ptr<Model> {
+    return std::make_shared<Transformer>(config_of(o, t));
+  };
+  return e;
+}
+
+LRB_REGISTER_MODEL(transformer_entry());
+
+}  // namespace
+}  // namespace lrb

@@ -1,0 +1,40 @@
+// lrbench validate SPEC: check a sweep file and list its runs, without running anything.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <memory>
+
+#include "suite/cli/command.h"
+#include "suite/config/expand.h"
+#include "suite/config/sweep_spec.h"
+#include "suite/core/exit_codes.h"
+
+namespace lrb {
+namespace {
+
+int validate(const std::string& file) {
+  const SweepSpec spec = load_sweep_file(file);
+  const ExpandedSweep ex = expand_sweep(spec);
+  std::vector<json> specs;
+  for (const auto& r : ex.runs) specs.push_back(r.spec);
+  const auto varying = varying_paths(specs);
+  fmt::print("{}: sweep '{}' is valid: {} run(s)\n", file, spec.sweep.name, ex.runs.size());
+  for (const auto& r : ex.runs) fmt::print("{}  {}\n", r.key, describe_run(r, varying));
+  if (!ex.skipped.empty()) {
+    fmt::print("{} combination(s) skipped:\n", ex.skipped.size());
+    for (const auto& s : ex.skipped) fmt::print("  {}: {}\n", s.what, s.reason);
+  }
+  return kExitDone;
+}
+
+void add_validate_command(CLI::App& app, CommandResult& result) {
+  auto file = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("validate", "check a sweep file; print the number of runs and one line per run (run key and what it is)");
+  cmd->add_option("spec", *file, "the sweep file (TOML)")->required()->check(CLI::ExistingFile);
+  cmd->callback([file, &result] { result.exit_code = validate(*file); });
+}
+
+LRB_REGISTER_COMMAND(add_validate_command);
+
+}  // namespace
+}  // namespace lrb

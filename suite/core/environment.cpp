@@ -1,0 +1,109 @@
+#include "suite/core/environment.h"
+
+#include <dlfcn.h>
+#include <hdf5.h>
+#include <link.h>
+#include <mpi.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <vector>
+
+namespace lrb {
+
+namespace {
+int collect_blas(struct dl_phdr_info* info, size_t, void* data) {
+  auto* out = static_cast<std::vector<std::string>*>(data);
+  if (info->dlpi_name && *info->dlpi_name) {
+    const std::string name = info->dlpi_name;
+    if (name.find("blas") != std::string::npos) out->push_back(name);
+  }
+  return 0;
+}
+}  // namespace
+
+BlasInfo loaded_blas() {
+  std::vector<std::string> libs;
+  dl_iterate_phdr(collect_blas, &libs);
+  BlasInfo b;
+  for (const auto& l : libs) {
+    std::error_code ec;
+    const std::string real = std::filesystem::canonical(l, ec).string();
+    const std::string path = ec ? l : real;
+    if (b.library.empty() || path.find("openblas") != std::string::npos) b.library = path;
+  }
+  using ConfigFn = char* (*)();
+  if (auto fn = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) b.config = fn();
+  if (b.library.empty()) b.library = "(no BLAS library loaded yet)";
+  // Debian's reference BLAS lives in .../blas/libblas.so.3; OpenBLAS in .../openblas-*/.
+  b.reference = b.config.empty() && b.library.find("/blas/libblas") != std::string::npos;
+  return b;
+}
+
+std::string hdf5_library_version() {
+  unsigned maj = 0, min = 0, rel = 0;
+  H5get_libversion(&maj, &min, &rel);
+  return std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
+}
+
+std::string mpi_library_version() {
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int len = 0;
+  MPI_Get_library_version(buf, &len);
+  std::string s(buf, static_cast<std::size_t>(len));
+  const auto nl = s.find_first_of("\n,");
+  return nl == std::string::npos ? s : s.substr(0, nl);
+}
+
+nlohmann::json slurm_environment() {
+  static const char* names[] = {"SLURM_JOB_ID",        "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
+                                "SLURM_RESTART_COUNT", "SLURM_JOB_NODELIST", "SLURM_PROCID",
+                                "SLURM_NTASKS",        "SLURM_STEP_ID",      "SLURM_JOB_PARTITION"};
+  nlohmann::json j = nlohmann::json::object();
+  for (const char* n : names)
+    if (const char* v = std::getenv(n)) j[n] = v;
+  return j;
+}
+
+std::string utc_now_iso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+int available_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (!path) return "";
+  std::string p = path;
+  std::size_t start = 0;
+  while (start <= p.size()) {
+    const auto end = p.find(':', start);
+    const std::string dir = p.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!dir.empty()) {
+      const std::string candidate = dir + "/" + name;
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return "";
+}
+
+}  // namespace lrb

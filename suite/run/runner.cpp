@@ -1,0 +1,357 @@
+#include "suite/run/runner.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+#include <torch/autograd.h>
+#include <torch/types.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/sgd.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fmt/core.h>
+
+#include "suite/core/environment.h"
+#include "suite/core/errors.h"
+#include "suite/core/seeds.h"
+#include "suite/core/stop_flag.h"
+#include "suite/registry/registry.h"
+#include "suite/run/checkpoint.h"
+#include "suite/run/data_cache.h"
+#include "suite/run/metrics.h"
+#include "suite/run/model.h"
+#include "suite/runtime/counting_allocator.h"
+#include "suite/store/run_file.h"
+
+namespace lrb {
+
+namespace fs = std::filesystem;
+
+fs::path checkpoint_path(const fs::path& dir, const std::string& key) { return dir / "checkpoints" / (key + ".pt"); }
+fs::path run_file_path_in(const fs::path& dir, const std::string& key) { return dir / "runs" / (key + ".h5"); }
+
+double learning_rate_at(const nlohmann::json& train, std::int64_t step) {
+  const double lr = train.at("lr").get<double>();
+  const auto steps = train.at("steps").get<std::int64_t>();
+  const auto warmup = train.at("warmup_steps").get<std::int64_t>();
+  if (step < warmup) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
+  const double span = static_cast<double>(std::max<std::int64_t>(1, steps - warmup));
+  const double p = std::min(1.0, static_cast<double>(step - warmup) / span);
+  const std::string schedule = train.at("schedule");
+  if (schedule == "cosine") return lr * 0.5 * (1.0 + std::cos(M_PI * p));
+  if (schedule == "linear") return lr * (1.0 - p);
+  return lr;
+}
+
+namespace {
+
+// Thrown inside the loop when a stop was requested; caught to checkpoint.
+struct StopRequested {};
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(Model& model, const nlohmann::json& train) {
+  // Weight decay on matrices only: biases, norms and embeddings' scalars are not decayed.
+  std::vector<at::Tensor> decay, no_decay;
+  for (auto& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  const double lr = train.at("lr"), wd = train.at("weight_decay");
+  if (train.at("optimizer") == "adamw") {
+    using torch::optim::AdamWOptions;
+    const double b1 = train.at("beta1"), b2 = train.at("beta2");
+    std::vector<torch::optim::OptimizerParamGroup> groups;
+    groups.emplace_back(decay, std::make_unique<AdamWOptions>(AdamWOptions(lr).betas({b1, b2}).weight_decay(wd)));
+    groups.emplace_back(no_decay, std::make_unique<AdamWOptions>(AdamWOptions(lr).betas({b1, b2}).weight_decay(0.0)));
+    return std::make_unique<torch::optim::AdamW>(std::move(groups), AdamWOptions(lr));
+  }
+  using torch::optim::SGDOptions;
+  const double m = train.at("momentum");
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<SGDOptions>(SGDOptions(lr).momentum(m).weight_decay(wd)));
+  groups.emplace_back(no_decay, std::make_unique<SGDOptions>(SGDOptions(lr).momentum(m).weight_decay(0.0)));
+  return std::make_unique<torch::optim::SGD>(std::move(groups), SGDOptions(lr));
+}
+
+at::Tensor loss_of(const at::Tensor& logits, const at::Tensor& y, bool multilabel) {
+  if (multilabel) return at::binary_cross_entropy_with_logits(logits, y.to(logits.scalar_type()));
+  return at::cross_entropy_loss(logits, y);
+}
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+std::string error_text(const std::exception& e) {
+  if (auto* c10e = dynamic_cast<const c10::Error*>(&e)) return c10e->what_without_backtrace();
+  return e.what();
+}
+
+class RunExecution {
+ public:
+  RunExecution(const RunSpec& run, const RunContext& ctx) : run_(run), ctx_(ctx) {}
+
+  RunOutcome execute() {
+    const auto wall_start = std::chrono::steady_clock::now();
+    at::set_num_threads(ctx_.threads);
+    record_.key = run_.key;
+    record_.spec = run_.spec;
+    record_.provenance = ctx_.provenance;
+    record_.provenance["threads"] = ctx_.threads;
+    record_.provenance["started_at"] = utc_now_iso();
+    record_.records["task"] = run_.task_info.to_json();
+    RunOutcome out;
+    try {
+      prepare();
+      train_and_evaluate();
+      out.status = RunStatus::Ok;
+    } catch (const StopRequested&) {
+      out.status = RunStatus::Stopped;
+      out.error = fmt::format("stopped by signal {} at step {}; run the same command again to resume",
+                              stop_signal(), state_.step);
+    } catch (const std::exception& e) {
+      out.status = RunStatus::Failed;
+      out.error = CpuMemoryCounter::budget_hit()
+                      ? fmt::format("memory budget exceeded at step {}: {}", state_.step, error_text(e))
+                      : fmt::format("{} at step {}", error_text(e), state_.step);
+    }
+    CpuMemoryCounter::set_limit(0);
+    CpuMemoryCounter::clear_budget_hit();
+    if (out.status == RunStatus::Stopped) {
+      try {
+        if (model_ && optimizer_) save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
+      } catch (const std::exception& e) {
+        out.error += "; the checkpoint could not be written: " + error_text(e);
+      }
+    }
+    finish_record(out, wall_start);
+    if (ctx_.publish) {
+      fs::create_directories(ctx_.results_dir / "runs");
+      write_run_file(run_file_path_in(ctx_.results_dir, run_.key), record_);
+      if (out.status != RunStatus::Stopped) {
+        std::error_code ec;
+        fs::remove(checkpoint_path(ctx_.results_dir, run_.key), ec);
+      }
+    }
+    out.record = record_;
+    return out;
+  }
+
+ private:
+  void prepare() {
+    const TaskEntry* task = TaskRegistry::instance().find(run_.task_name());
+    const ModelEntry* model = ModelRegistry::instance().find(run_.model_name());
+    LRB_CHECK(task && model, "run names an unregistered task or model");
+    const std::uint64_t base = run_.base_seed();
+    const auto s = static_cast<std::uint64_t>(run_.seed_index());
+    const auto& train = run_.train();
+
+    const std::int64_t before_data = CpuMemoryCounter::live_bytes();
+    data_ = cached_task_data(*task, run_.task_options(), run_.seq_len(),
+                             DataRequest{derive_seed(base, s, kStreamData), train.at("eval_size").get<std::int64_t>()});
+    data_bytes_ = CpuMemoryCounter::live_bytes() - before_data;
+    LRB_CHECK(data_->train.size() > 0, "task produced no training samples");
+
+    if (run_.device() == "cuda") {
+      if (!at::hasCUDA())
+        throw UserError("device = \"cuda\" but this LibTorch has no CUDA: build with a CUDA LibTorch (Torch_DIR) or use device = \"cpu\"");
+      device_ = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(ctx_.device_index));
+    }
+
+    // Memory counted from here: model, optimizer, activations, evaluation.
+    base_bytes_ = CpuMemoryCounter::live_bytes();
+    CpuMemoryCounter::reset_peak();
+    const auto budget = train.at("memory_budget").get<std::int64_t>();
+    if (budget > 0) CpuMemoryCounter::set_limit(base_bytes_ + budget);
+    CpuMemoryCounter::clear_budget_hit();
+
+    torch::manual_seed(derive_seed(base, s, kStreamInit));
+    model_ = model->make(run_.model_options(), run_.task_info);
+    model_->to(device_);
+    optimizer_ = make_optimizer(*model_, train);
+    flops_ = model->flops ? model->flops(run_.model_options(), run_.task_info) : std::nan("");
+
+    Rng order(derive_seed(base, s, kStreamOrder));
+    for (int i = 0; i < 4; ++i) state_.order_rng[i] = order.state()[i];
+    state_.threads = ctx_.threads;
+    torch::manual_seed(derive_seed(base, s, kStreamDropout));
+
+    const fs::path ckpt = checkpoint_path(ctx_.results_dir, run_.key);
+    if (ctx_.publish && fs::exists(ckpt)) {
+      load_checkpoint(ckpt, run_.key, *model_, *optimizer_, state_);
+      state_.attempt += 1;
+      record_.provenance["resumed_from_step"] = state_.step;
+      if (state_.threads != ctx_.threads)
+        record_.provenance["warning"] = fmt::format(
+            "resumed with {} threads after starting with {}: the result is not bit-identical to an uninterrupted run",
+            ctx_.threads, state_.threads);
+    }
+  }
+
+  std::vector<std::int64_t> next_batch(std::int64_t batch) {
+    const std::int64_t n = data_->train.size();
+    std::vector<std::int64_t> idx;
+    idx.reserve(static_cast<std::size_t>(batch));
+    Rng rng(0);
+    rng.set_state(state_.order_rng);
+    while (static_cast<std::int64_t>(idx.size()) < batch) {
+      if (state_.order.empty() || state_.position >= n) {
+        state_.order.resize(static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i) state_.order[static_cast<std::size_t>(i)] = i;
+        for (std::int64_t i = n - 1; i > 0; --i)
+          std::swap(state_.order[static_cast<std::size_t>(i)],
+                    state_.order[rng.below(static_cast<std::uint64_t>(i) + 1)]);
+        state_.position = 0;
+        ++state_.epoch;
+      }
+      idx.push_back(state_.order[static_cast<std::size_t>(state_.position++)]);
+    }
+    for (int i = 0; i < 4; ++i) state_.order_rng[i] = rng.state()[i];
+    return idx;
+  }
+
+  void evaluate() {
+    model_->eval();
+    at::NoGradGuard no_grad;
+    const auto& eval = data_->eval;
+    const std::int64_t n = eval.size();
+    const std::int64_t batch = run_.train().at("batch_size").get<std::int64_t>();
+    std::vector<at::Tensor> logits;
+    for (std::int64_t start = 0; start < n; start += batch) {
+      if (stop_requested()) throw StopRequested{};
+      const std::int64_t len = std::min(batch, n - start);
+      logits.push_back(model_->forward(eval.x.narrow(0, start, len).to(device_)).to(at::kCPU));
+    }
+    const at::Tensor all = at::cat(logits);
+    const auto& info = run_.task_info;
+    auto& c = state_.curves;
+    c["eval_step"].push_back(static_cast<double>(state_.step));
+    c["eval_loss"].push_back(loss_of(all, eval.y, info.multilabel).item<double>());
+    for (const auto& m : info.metrics) c["eval_" + m].push_back(compute_metric(m, all, eval.y));
+    state_.last_eval_step = state_.step;
+    model_->train();
+  }
+
+  void train_and_evaluate() {
+    const auto& train = run_.train();
+    const auto steps = train.at("steps").get<std::int64_t>();
+    const auto batch = train.at("batch_size").get<std::int64_t>();
+    const auto eval_every = train.at("eval_every").get<std::int64_t>();
+    const double clip = train.at("grad_clip");
+    const bool multilabel = run_.task_info.multilabel;
+    model_->train();
+    auto& c = state_.curves;
+    for (const char* name : {"train_step", "train_loss", "lr", "step_seconds", "step_peak_bytes"}) c[name];
+    while (true) {
+      const bool eval_due = state_.step == steps || (eval_every > 0 && state_.step > 0 && state_.step % eval_every == 0);
+      if (eval_due && state_.last_eval_step != state_.step) evaluate();
+      if (state_.step >= steps) break;
+      if (stop_requested()) throw StopRequested{};
+
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::int64_t live_before = CpuMemoryCounter::live_bytes();
+      const std::int64_t peak_before = CpuMemoryCounter::peak_bytes();
+      CpuMemoryCounter::reset_peak();
+      const double lr = learning_rate_at(train, state_.step);
+      for (auto& g : optimizer_->param_groups()) g.options().set_lr(lr);
+      const auto idx = next_batch(batch);
+      const at::Tensor index = at::tensor(at::ArrayRef<std::int64_t>(idx), at::kLong);
+      const at::Tensor x = data_->train.x.index_select(0, index).to(device_);
+      const at::Tensor y = data_->train.y.index_select(0, index).to(device_);
+      optimizer_->zero_grad();
+      const at::Tensor loss = loss_of(model_->forward(x), y, multilabel);
+      const double loss_value = loss.item<double>();
+      if (!std::isfinite(loss_value)) throw std::runtime_error(fmt::format("non-finite training loss ({})", loss_value));
+      loss.backward();
+      if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
+      optimizer_->step();
+      const std::int64_t step_peak = CpuMemoryCounter::peak_bytes() - live_before;
+      CpuMemoryCounter::reset_peak();
+      state_.peak_bytes = std::max({state_.peak_bytes, peak_before - base_bytes_, step_peak + live_before - base_bytes_});
+      state_.peak_step_bytes = std::max(state_.peak_step_bytes, step_peak);
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+      ++state_.step;
+      c["train_step"].push_back(static_cast<double>(state_.step));
+      c["train_loss"].push_back(loss_value);
+      c["lr"].push_back(lr);
+      c["step_seconds"].push_back(secs);
+      c["step_peak_bytes"].push_back(static_cast<double>(step_peak));
+      if (ctx_.checkpoint_every > 0 && ctx_.publish && state_.step % ctx_.checkpoint_every == 0 && state_.step < steps)
+        save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
+    }
+    state_.peak_bytes = std::max(state_.peak_bytes, CpuMemoryCounter::peak_bytes() - base_bytes_);
+  }
+
+  void finish_record(const RunOutcome& out, std::chrono::steady_clock::time_point wall_start) {
+    record_.status = out.status;
+    record_.error = out.error;
+    record_.curves = state_.curves;
+    auto& m = record_.metrics;
+    const auto& c = state_.curves;
+    auto last = [&](const std::string& name) {
+      auto it = c.find(name);
+      return it == c.end() || it->second.empty() ? std::nan("") : it->second.back();
+    };
+    if (out.status == RunStatus::Ok) {
+      m["eval_loss"] = last("eval_loss");
+      for (const auto& name : run_.task_info.metrics) m["eval_" + name] = last("eval_" + name);
+    }
+    if (auto it = c.find("train_loss"); it != c.end() && !it->second.empty()) {
+      const auto& v = it->second;
+      const std::size_t k = std::min<std::size_t>(10, v.size());
+      double sum = 0;
+      for (std::size_t i = v.size() - k; i < v.size(); ++i) sum += v[i];
+      m["train_loss"] = sum / static_cast<double>(k);
+    }
+    m["steps_done"] = static_cast<double>(state_.step);
+    if (model_) {
+      double params = 0;
+      for (const auto& p : model_->parameters()) params += static_cast<double>(p.numel());
+      m["params"] = params;
+      record_.records["model"] = model_->records();
+    }
+    m["flops_per_sample"] = flops_;
+    if (auto it = c.find("step_seconds"); it != c.end() && !it->second.empty()) {
+      // Throughput after warm-up: the first steps pay for allocation and caches.
+      const auto& v = it->second;
+      const std::size_t warm = std::min<std::size_t>(5, v.size() / 2);
+      std::vector<double> steady(v.begin() + static_cast<std::ptrdiff_t>(warm), v.end());
+      const double med = quantile(steady, 0.5);
+      const double batch = run_.train().at("batch_size").get<double>();
+      m["step_seconds_median"] = med;
+      m["step_seconds_p95"] = quantile(steady, 0.95);
+      m["samples_per_s"] = batch / med;
+      m["tokens_per_s"] = batch * static_cast<double>(run_.task_info.tokens()) / med;
+    }
+    m["peak_bytes"] = static_cast<double>(state_.peak_bytes);
+    m["peak_step_bytes"] = static_cast<double>(state_.peak_step_bytes);
+    m["data_bytes"] = static_cast<double>(data_bytes_);
+    m["memory_budget_bytes"] = run_.train().at("memory_budget").get<double>();
+    m["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    record_.provenance["attempt"] = state_.attempt;
+    record_.provenance["finished_at"] = utc_now_iso();
+  }
+
+  const RunSpec& run_;
+  const RunContext& ctx_;
+  RunRecord record_;
+  TrainState state_;
+  std::shared_ptr<const TaskData> data_;
+  std::shared_ptr<Model> model_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  at::Device device_{at::kCPU};
+  std::int64_t data_bytes_ = 0, base_bytes_ = 0;
+  double flops_ = std::nan("");
+};
+
+}  // namespace
+
+RunOutcome execute_run(const RunSpec& run, const RunContext& ctx) { return RunExecution(run, ctx).execute(); }
+
+}  // namespace lrb

@@ -1,0 +1,39 @@
+#pragma once
+// The Runner: one run from its RunSpec to its published run file. Deterministic on CPU
+// (same RunSpec and thread count -> same bits). Stops at a step boundary when a stop was
+// requested, leaving a checkpoint; resumes from it when one exists.
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "suite/config/run_spec.h"
+#include "suite/store/run_record.h"
+
+namespace lrb {
+
+struct RunContext {
+  std::filesystem::path results_dir;  // writes runs/<key>.h5, checkpoints/<key>.pt
+  int threads = 1;                    // intra-op threads, set before anything runs
+  int device_index = 0;               // CUDA device for device = "cuda"
+  std::int64_t checkpoint_every = 0;  // periodic checkpoints (steps); 0 = only when stopped
+  nlohmann::json provenance = nlohmann::json::object();  // job-level facts (sweep, rank, host...)
+  bool publish = true;                // false: return the record without writing (tests, measure)
+};
+
+struct RunOutcome {
+  RunStatus status = RunStatus::Ok;
+  std::string error;
+  RunRecord record;
+};
+
+RunOutcome execute_run(const RunSpec& run, const RunContext& ctx);
+
+std::filesystem::path checkpoint_path(const std::filesystem::path& results_dir, const std::string& key);
+std::filesystem::path run_file_path_in(const std::filesystem::path& results_dir, const std::string& key);
+
+// The learning rate for the step about to run (0-based), from [train].
+double learning_rate_at(const nlohmann::json& train, std::int64_t step);
+
+}  // namespace lrb

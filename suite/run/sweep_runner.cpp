@@ -1,0 +1,217 @@
+#include "suite/run/sweep_runner.h"
+
+#include <ATen/Parallel.h>
+#include <fmt/core.h>
+#include <torch/version.h>
+
+#include <cstdio>
+#include <map>
+
+#include "suite/config/expand.h"
+#include "suite/config/sweep_spec.h"
+#include "suite/core/environment.h"
+#include "suite/core/exit_codes.h"
+#include "suite/core/files.h"
+#include "suite/core/stop_flag.h"
+#include "suite/core/version.h"
+#include "suite/mpi/mpi_session.h"
+#include "suite/mpi/work_queue.h"
+#include "suite/run/runner.h"
+#include "suite/runtime/counting_allocator.h"
+#include "suite/store/results_folder.h"
+#include "suite/store/run_file.h"
+
+#include <mpi.h>
+
+namespace lrb {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Rank 0 decides what is left to do; every rank gets the same list.
+std::vector<std::int64_t> share_pending(const MpiSession& mpi, std::vector<std::int64_t> pending) {
+  if (!mpi.using_mpi() || mpi.size() == 1) return pending;
+  std::int64_t n = static_cast<std::int64_t>(pending.size());
+  LRB_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+  pending.resize(static_cast<std::size_t>(n));
+  if (n > 0) LRB_MPI_CHECK(MPI_Bcast(pending.data(), static_cast<int>(n), MPI_INT64_T, 0, MPI_COMM_WORLD));
+  return pending;
+}
+
+nlohmann::json job_provenance(const MpiSession& mpi, const SweepSpec& spec, int threads) {
+  const BlasInfo blas = loaded_blas();
+  return {{"host", mpi.host()},
+          {"rank", mpi.rank()},
+          {"world_size", mpi.size()},
+          {"local_rank", mpi.local_rank()},
+          {"local_size", mpi.local_size()},
+          {"threads", threads},
+          {"sweep", spec.sweep.name},
+          {"sweep_file", spec.file},
+          {"lrbench_version", lrbench_version()},
+          {"git_revision", git_revision()},
+          {"git_dirty", git_dirty()},
+          {"torch_version", TORCH_VERSION},
+          {"blas", blas.library},
+          {"blas_config", blas.config},
+          {"hdf5_version", hdf5_library_version()},
+          {"mpi_library", mpi_library_version()},
+          {"slurm", slurm_environment()},
+          {"pid", static_cast<long>(::getpid())}};
+}
+
+struct ScanResult {
+  std::vector<std::int64_t> pending;
+  int finished = 0, finished_failed = 0;
+};
+
+ScanResult scan_for_resume(const fs::path& out, const std::vector<RunSpec>& runs, bool retry_failed) {
+  ScanResult r;
+  for (const auto& p : clear_stale_temporaries(out))
+    fmt::print(stderr, "lrbench: removed a stale temporary file {}\n", p.string());
+  for (const auto& run : runs) {
+    const fs::path file = run_file_path(out, run.key);
+    if (!fs::exists(file)) {
+      r.pending.push_back(run.index);
+      continue;
+    }
+    RunFileCheck check = read_run_file(file);
+    if (!check.valid()) {
+      const fs::path moved = quarantine_bad_file(out, file, check.reason);
+      fmt::print(stderr, "lrbench: {} is damaged ({}); moved to {} and the run will be recomputed\n", file.string(),
+                 check.reason, moved.string());
+      r.pending.push_back(run.index);
+      continue;
+    }
+    const RunStatus st = check.record->status;
+    if (st == RunStatus::Ok || (st == RunStatus::Failed && !retry_failed)) {
+      ++r.finished;
+      if (st == RunStatus::Failed) ++r.finished_failed;
+    } else {
+      r.pending.push_back(run.index);
+    }
+  }
+  return r;
+}
+
+void write_sweep_manifest(const fs::path& out, const SweepSpec& spec, const ExpandedSweep& ex) {
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const auto& s : ex.skipped) skipped.push_back({{"what", s.what}, {"reason", s.reason}});
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& r : ex.runs) runs.push_back(r.key);
+  const nlohmann::json manifest = {{"sweep", spec.sweep.name}, {"file", spec.file}, {"runs", runs}, {"skipped", skipped}};
+  write_file_atomic(out / "sweep.json", manifest.dump(2));
+  write_file_atomic(out / "sweep.toml", read_file(spec.file));
+}
+
+}  // namespace
+
+int run_sweep(const SweepRunOptions& options) {
+  MpiSession mpi(nullptr, nullptr);
+  install_stop_handlers();
+  CpuMemoryCounter::install();
+
+  // Every rank validates and expands the same file the same way; a bad file stops every
+  // rank with the same message (printed once) before any work.
+  SweepSpec spec;
+  ExpandedSweep ex;
+  try {
+    spec = load_sweep_file(options.spec_file);
+    ex = expand_sweep(spec);
+  } catch (const UserError& e) {
+    if (mpi.rank() == 0) fmt::print(stderr, "lrbench: error: {}\n", e.what());
+    return kExitUsage;
+  }
+  if (spec.sweep.device == "cuda" && !at::hasCUDA()) {
+    if (mpi.rank() == 0)
+      fmt::print(stderr, "lrbench: error: {}: device = \"cuda\" but this LibTorch has no CUDA; use a CUDA build of LibTorch (Torch_DIR) or device = \"cpu\"\n", spec.file);
+    return kExitUsage;
+  }
+
+  const int requested = options.threads >= 0 ? options.threads : spec.sweep.threads;
+  const int threads = requested > 0 ? requested : std::max(1, available_cores() / std::max(1, mpi.local_size()));
+  at::set_num_threads(threads);
+
+  const fs::path out = options.out_dir;
+  std::unique_ptr<FolderLock> lock;
+  ScanResult scan;
+  int setup_failed = 0;
+  if (mpi.rank() == 0) {
+    try {
+      fs::create_directories(out / "runs");
+      fs::create_directories(out / "checkpoints");
+      lock = std::make_unique<FolderLock>(out / ".lock");
+      scan = scan_for_resume(out, ex.runs, options.retry_failed);
+      write_sweep_manifest(out, spec, ex);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "lrbench: error: {}\n", e.what());
+      setup_failed = 1;
+    }
+  }
+  if (mpi.max_over_ranks(setup_failed)) return kExitUsage;
+  const std::vector<std::int64_t> pending = share_pending(mpi, scan.pending);
+
+  std::vector<std::string> varying;
+  {
+    std::vector<nlohmann::json> specs;
+    for (const auto& r : ex.runs) specs.push_back(r.spec);
+    varying = varying_paths(specs);
+  }
+  std::vector<WorkItem> items;
+  for (auto i : pending) {
+    const RunSpec& r = ex.runs[static_cast<std::size_t>(i)];
+    items.push_back({i, r.cost, describe_run(r, varying)});
+  }
+  std::unique_ptr<ProgressBoard> board;
+  if (mpi.rank() == 0) {
+    if (!ex.skipped.empty())
+      fmt::print(stderr, "lrbench: {} combination(s) skipped (listed in {}/sweep.json)\n", ex.skipped.size(), out.string());
+    board = std::make_unique<ProgressBoard>(items, mpi.size(), scan.finished, stderr);
+  }
+
+  RunContext ctx;
+  ctx.results_dir = out;
+  ctx.threads = threads;
+  ctx.checkpoint_every = spec.sweep.checkpoint_every;
+  ctx.provenance = job_provenance(mpi, spec, threads);
+  if (spec.sweep.device == "cuda") ctx.device_index = mpi.local_rank() % std::max<int>(1, at::getNumGPUs());
+
+  WorkQueue queue(mpi, items, board.get());
+  std::optional<std::pair<std::int64_t, ItemOutcome>> previous;
+  int internal_error = 0;
+  while (auto idx = queue.next(previous)) {
+    const RunSpec& run = ex.runs[static_cast<std::size_t>(*idx)];
+    ItemOutcome outcome = ItemOutcome::Failed;
+    try {
+      RunOutcome r = execute_run(run, ctx);
+      outcome = r.status == RunStatus::Ok ? ItemOutcome::Ok : r.status == RunStatus::Failed ? ItemOutcome::Failed : ItemOutcome::Stopped;
+      if (r.status != RunStatus::Ok)
+        fmt::print(stderr, "lrbench: {} {}: {}\n", describe_run(run, varying), status_name(r.status), r.error);
+    } catch (const std::exception& e) {
+      // Publishing the record failed: nothing of this run is stored. Report and go on.
+      fmt::print(stderr, "lrbench: {} ({}): could not store the result: {}\n", describe_run(run, varying), mpi.label(), e.what());
+      internal_error = 1;
+    }
+    previous = std::make_pair(*idx, outcome);
+  }
+  const QueueTotals totals = queue.finish();
+  internal_error = mpi.max_over_ranks(internal_error);
+
+  if (mpi.rank() == 0) {
+    const int failed = totals.failed + scan.finished_failed;
+    fmt::print(stderr, "lrbench: {} runs in the sweep: {} ran now ({} ok, {} failed, {} stopped), {} were already finished\n",
+               ex.runs.size(), totals.ok + totals.failed + totals.stopped, totals.ok, totals.failed, totals.stopped,
+               scan.finished);
+    if (totals.stopped) fmt::print(stderr, "lrbench: stopped; run the same command again to resume\n");
+    else if (failed) fmt::print(stderr, "lrbench: {} run(s) failed; `lrbench report {}` shows why\n", failed, out.string());
+  }
+  // Every rank exits with the same code (rank 0 alone knows the failures found by the scan).
+  int code = kExitDone;
+  if (internal_error) code = kExitInternal;
+  else if (totals.stopped) code = kExitStopped;
+  else if (totals.failed + scan.finished_failed > 0) code = kExitFailedRuns;
+  return mpi.max_over_ranks(mpi.rank() == 0 ? code : 0);
+}
+
+}  // namespace lrb

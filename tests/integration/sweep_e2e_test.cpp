@@ -1,0 +1,222 @@
+// End to end: the lrbench binary on real sweep files — determinism, stop and resume,
+// crash recovery, damaged files, failed runs. Suites named Slow* (label slow) and Mpi*
+// (label mpi, 2 ranks).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "suite/core/exit_codes.h"
+#include "suite/store/run_file.h"
+#include "tests/support/results.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/sweeps.h"
+
+namespace lrb {
+namespace {
+
+using namespace std::chrono_literals;
+using test::Child;
+using test::TempDir;
+
+std::vector<std::string> run_cmd(const TempDir& t, const std::string& spec = "sweep.toml", const std::string& out = "out") {
+  return {test::lrbench(), "run", (t / spec).string(), "--out", (t / out).string()};
+}
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+void expect_same_runs(const std::filesystem::path& a, const std::filesystem::path& b, std::size_t expected) {
+  const auto ra = test::read_runs(a), rb = test::read_runs(b);
+  ASSERT_EQ(ra.size(), expected);
+  ASSERT_EQ(rb.size(), expected);
+  for (const auto& [key, rec] : ra) {
+    ASSERT_TRUE(rb.count(key)) << key;
+    EXPECT_EQ(test::deterministic_difference(rec, rb.at(key)), "") << key;
+  }
+}
+
+TEST(SlowSweep, SameSpecTwiceGivesBitIdenticalMetrics) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep());
+  auto a = test::run(run_cmd(t, "sweep.toml", "a"));
+  ASSERT_EQ(a.code, kExitDone) << a.output;
+  auto b = test::run(run_cmd(t, "sweep.toml", "b"));
+  ASSERT_EQ(b.code, kExitDone) << b.output;
+  expect_same_runs(t / "a", t / "b", 4);
+  for (const auto& [key, rec] : test::read_runs(t / "a")) {
+    EXPECT_EQ(rec.status, RunStatus::Ok);
+    EXPECT_EQ(rec.curves.at("eval_step").size(), 3u);  // steps 10, 20, 30
+    EXPECT_GT(rec.metrics.at("params"), 0);
+    EXPECT_GT(rec.metrics.at("peak_bytes"), 0);
+    EXPECT_GT(rec.metrics.at("samples_per_s"), 0);
+    EXPECT_EQ(rec.provenance.at("threads"), 1);
+  }
+}
+
+TEST(SlowSweep, FinishedSweepRunsNothingAgain) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(10));
+  ASSERT_EQ(test::run(run_cmd(t)).code, kExitDone);
+  std::map<std::string, std::string> before;
+  for (const auto& e : std::filesystem::directory_iterator(t / "out" / "runs")) before[e.path().string()] = test::file_sha256(e.path());
+  auto again = test::run(run_cmd(t));
+  ASSERT_EQ(again.code, kExitDone) << again.output;
+  EXPECT_NE(again.output.find("0 ran now"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("4 were already finished"), std::string::npos) << again.output;
+  for (const auto& [path, sha] : before) EXPECT_EQ(test::file_sha256(path), sha);
+}
+
+TEST(SlowSweep, BadConfigExitsTwoAndRunsNothing) {
+  TempDir t;
+  std::string spec = test::tiny_sweep();
+  spec.replace(spec.find("batch_size"), 10, "batchsize");
+  test::write_text(t / "sweep.toml", spec);
+  auto r = test::run(run_cmd(t));
+  EXPECT_EQ(r.code, kExitUsage) << r.output;
+  EXPECT_NE(r.output.find("sweep.toml:10:1: unknown key 'batchsize' in [train]; did you mean 'batch_size'?"), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(t / "out"));
+}
+
+TEST(SlowSweep, SigtermCheckpointsExitsThreeAndResumesBitIdentical) {
+  TempDir t;
+  // One long run; periodic checkpoints tell the test that training is under way.
+  std::string spec = test::tiny_sweep(400, "checkpoint_every = 25\n");
+  spec.replace(spec.find("seeds = 2"), 9, "seeds = [1]");
+  spec.replace(spec.find("[\"softmax\", \"linear\"]"), 21, "\"softmax\"");
+  test::write_text(t / "sweep.toml", spec);
+
+  auto reference = test::run(run_cmd(t, "sweep.toml", "ref"));
+  ASSERT_EQ(reference.code, kExitDone) << reference.output;
+
+  Child child(run_cmd(t));
+  const auto ckpt_dir = t / "out" / "checkpoints";
+  bool mid_run = false;
+  for (int i = 0; i < 600 && !mid_run; ++i) {
+    std::this_thread::sleep_for(50ms);
+    if (std::filesystem::exists(ckpt_dir))
+      for (const auto& e : std::filesystem::directory_iterator(ckpt_dir))
+        if (e.path().extension() == ".pt") mid_run = true;
+  }
+  ASSERT_TRUE(mid_run) << "no periodic checkpoint appeared";
+  child.signal(SIGTERM);
+  ASSERT_EQ(child.wait(120s), kExitStopped) << child.output();
+  auto stopped = test::read_runs(t / "out");
+  ASSERT_EQ(stopped.size(), 1u);
+  const RunRecord& s = stopped.begin()->second;
+  EXPECT_EQ(s.status, RunStatus::Stopped);
+  EXPECT_NE(s.error.find("run the same command again"), std::string::npos);
+  const double at = s.metrics.at("steps_done");
+  EXPECT_GT(at, 0);
+  EXPECT_LT(at, 400);
+  EXPECT_TRUE(std::filesystem::exists(ckpt_dir / (s.key + ".pt")));
+
+  auto resumed = test::run(run_cmd(t));
+  ASSERT_EQ(resumed.code, kExitDone) << resumed.output;
+  expect_same_runs(t / "ref", t / "out", 1);
+  const auto done = test::read_runs(t / "out");
+  EXPECT_EQ(done.begin()->second.provenance.at("attempt"), 2);
+  EXPECT_EQ(done.begin()->second.provenance.at("resumed_from_step"), static_cast<int>(at));
+  EXPECT_FALSE(std::filesystem::exists(ckpt_dir / (s.key + ".pt")));
+}
+
+TEST(SlowSweep, MemoryBudgetFailureIsRecordedAndSweepGoesOn) {
+  TempDir t;
+  // 64 KiB cannot hold the model, its optimizer state and a step's activations.
+  test::write_text(t / "sweep.toml", test::tiny_sweep(10, "", "memory_budget = \"64KiB\"\n"));
+  auto r = test::run(run_cmd(t));
+  EXPECT_EQ(r.code, kExitFailedRuns) << r.output;
+  const auto runs = test::read_runs(t / "out");
+  ASSERT_EQ(runs.size(), 4u);
+  int failed = 0;
+  for (const auto& [k, rec] : runs)
+    if (rec.status == RunStatus::Failed) {
+      ++failed;
+      EXPECT_NE(rec.error.find("memory budget exceeded"), std::string::npos) << rec.error;
+    }
+  EXPECT_GT(failed, 0);
+  EXPECT_NE(r.output.find("FAILED"), std::string::npos);
+  // A failed run is finished: the next invocation runs nothing but still reports the failures.
+  auto again = test::run(run_cmd(t));
+  EXPECT_EQ(again.code, kExitFailedRuns) << again.output;
+  EXPECT_NE(again.output.find("0 ran now"), std::string::npos) << again.output;
+}
+
+TEST(MpiSweep, OneRankAndTwoRanksGiveBitIdenticalRuns) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep());
+  auto one = test::run(concat(test::mpirun(1), run_cmd(t, "sweep.toml", "one")));
+  ASSERT_EQ(one.code, kExitDone) << one.output;
+  auto two = test::run(concat(test::mpirun(2), run_cmd(t, "sweep.toml", "two")));
+  ASSERT_EQ(two.code, kExitDone) << two.output;
+  expect_same_runs(t / "one", t / "two", 4);
+  std::set<int> ranks;
+  for (const auto& [k, rec] : test::read_runs(t / "two")) ranks.insert(rec.provenance.at("rank").get<int>());
+  EXPECT_EQ(ranks.size(), 2u) << "both ranks should have run work";
+}
+
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid;
+    rest >> state >> ppid;
+    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stoi(name)));
+  }
+  return out;
+}
+
+TEST(MpiSweep, KillNineOfOneRankThenRerunCompletesEveryRunOnce) {
+  TempDir t;
+  std::string spec = test::tiny_sweep(150);
+  spec.replace(spec.find("seeds = 2"), 9, "seeds = 4");
+  test::write_text(t / "sweep.toml", spec);
+  Child job(concat(test::mpirun(2), run_cmd(t)));
+  ASSERT_TRUE(job.wait_for_output("[2/8]", 300s)) << job.output();
+  std::map<std::string, std::string> finished;
+  for (const auto& e : std::filesystem::directory_iterator(t / "out" / "runs"))
+    if (e.path().filename().string()[0] != '.') finished[e.path().string()] = test::file_sha256(e.path());
+  ASSERT_GE(finished.size(), 2u);
+  std::vector<pid_t> ranks;
+  for (pid_t c : children_of(job.pid()))
+    if (std::filesystem::read_symlink("/proc/" + std::to_string(c) + "/exe").filename() == "lrbench") ranks.push_back(c);
+  ASSERT_EQ(ranks.size(), 2u) << job.output();
+  kill(ranks.back(), SIGKILL);
+  const int code = job.wait(120s);
+  EXPECT_NE(code, 0) << job.output();
+
+  auto rerun = test::run(concat(test::mpirun(2), run_cmd(t)));
+  ASSERT_EQ(rerun.code, kExitDone) << rerun.output;
+  const auto runs = test::read_runs(t / "out");
+  EXPECT_EQ(runs.size(), 8u);
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(t / "out" / "runs")) {
+    ++files;
+    EXPECT_NE(e.path().filename().string()[0], '.') << "temporary file left: " << e.path();
+  }
+  EXPECT_EQ(files, 8u);
+  for (const auto& [path, sha] : finished) EXPECT_EQ(test::file_sha256(path), sha) << path << " was rewritten";
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(rerun.output, m, std::regex("(\\d+) were already finished"))) << rerun.output;
+  EXPECT_GE(std::stoul(m[1]), finished.size());
+  EXPECT_LT(std::stoul(m[1]), 8u) << "the killed rank's run must run again";
+  for (const auto& [k, rec] : runs) EXPECT_EQ(rec.status, RunStatus::Ok);
+}
+
+}  // namespace
+}  // namespace lrb

@@ -1,0 +1,147 @@
+// Sweep files: every mistake is an error with file:line:column and a hint, and nothing runs.
+#include <gtest/gtest.h>
+
+#include "suite/config/expand.h"
+#include "suite/config/sweep_spec.h"
+
+namespace lrb {
+namespace {
+
+const char* kGood = R"(
+[sweep]
+name = "t"
+seeds = 2
+base_seed = 7
+
+[train]
+steps = 5
+batch_size = 4
+
+[[task]]
+name = "listops"
+seq_len = [64, 128]
+train_size = 16
+
+[[model]]
+name = "transformer"
+dim = 32
+attention = ["softmax", "linear"]
+)";
+
+struct BadCase {
+  const char* name;
+  std::string text;
+  std::string where;     // expected "file:line:column" prefix
+  std::string contains;  // expected part of the message
+};
+
+std::string with(const std::string& from, const std::string& to) {
+  std::string s = kGood;
+  const auto pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  return s.replace(pos, from.size(), to);
+}
+
+class ConfigBad : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ConfigBad, NamesFileLineColumnAndSaysWhatToDo) {
+  const BadCase& c = GetParam();
+  try {
+    const SweepSpec spec = parse_sweep(c.text, "bad.toml");
+    (void)expand_sweep(spec);
+    FAIL() << "accepted: " << c.name;
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(c.where, 0), 0u) << msg;
+    EXPECT_NE(msg.find(c.contains), std::string::npos) << msg;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ConfigBad,
+    ::testing::Values(
+        BadCase{"unknown train key", with("steps = 5", "stepz = 5"), "bad.toml:9:1", "did you mean 'steps'"},
+        BadCase{"unknown section", with("[train]", "[trian]"), "bad.toml:8:1", "did you mean 'train'"},
+        BadCase{"unknown sweep key", with("base_seed = 7", "baseseed = 7"), "bad.toml:5:1", "did you mean 'base_seed'"},
+        BadCase{"ill-typed value", with("steps = 5", "steps = \"five\""), "bad.toml:9:9", "must be an integer"},
+        BadCase{"float for int", with("batch_size = 4", "batch_size = 4.5"), "bad.toml:10:14", "must be an integer"},
+        BadCase{"out of range", with("batch_size = 4", "batch_size = 0"), "bad.toml:10:14", "at least 1"},
+        BadCase{"bad choice", with("name = \"t\"", "name = \"t\"\ndevice = \"gpu\""), "bad.toml:4:10", "expected one of: cpu, cuda"},
+        BadCase{"unknown model", with("name = \"transformer\"", "name = \"transfomer\""), "bad.toml:18:8", "did you mean 'transformer'"},
+        BadCase{"unknown task", with("name = \"listops\"", "name = \"listop\""), "bad.toml:13:8", "did you mean 'listops'"},
+        BadCase{"unknown model option", with("dim = 32", "dimm = 32"), "bad.toml:19:1", "did you mean 'dim'"},
+        BadCase{"unknown task option", with("train_size = 16", "trainsize = 16"), "bad.toml:15:1", "did you mean 'train_size'"},
+        BadCase{"bad axis value", with("[\"softmax\", \"linear\"]", "[\"softmax\", \"lineer\"]"), "bad.toml:20:25", "did you mean 'linear'"},
+        BadCase{"cross-option rule", with("dim = 32", "dim = 30"), "bad.toml:19:1", "must divide dim"},
+        BadCase{"missing seq_len", with("seq_len = [64, 128]", ""), "bad.toml:12:1", "needs 'seq_len'"},
+        BadCase{"unsafe sweep name", with("name = \"t\"", "name = \"../x\""), "bad.toml:3:8", "only letters"},
+        BadCase{"threads word", with("base_seed = 7", "threads = \"many\""), "bad.toml:5:11", "\"auto\" or a number"},
+        BadCase{"syntax error", with("steps = 5", "steps = = 5"), "bad.toml:9:", "TOML syntax error"},
+        BadCase{"duplicate axis value", with("seq_len = [64, 128]", "seq_len = [64, 64]"), "bad.toml:", "twice"},
+        BadCase{"task as table", with("[[task]]", "[task]"), "bad.toml:12:", "write [[task]]"},
+        BadCase{"listops length rule", with("train_size = 16", "max_length = 500"), "bad.toml:15:1", "longer than seq_len"}),
+    [](const ::testing::TestParamInfo<BadCase>& i) {
+      std::string n = i.param.name;
+      for (auto& ch : n)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return n;
+    });
+
+TEST(ConfigGood, ExpandsInDeterministicOrderWithStableKeys) {
+  const SweepSpec spec = parse_sweep(kGood, "good.toml");
+  const ExpandedSweep ex = expand_sweep(spec);
+  // 2 seq_len x 2 attention x 2 seeds, seeds innermost.
+  ASSERT_EQ(ex.runs.size(), 8u);
+  EXPECT_EQ(ex.runs[0].seq_len(), 64);
+  EXPECT_EQ(ex.runs[0].model_options()["attention"], "softmax");
+  EXPECT_EQ(ex.runs[1].seed_index(), 1);
+  EXPECT_EQ(ex.runs[2].model_options()["attention"], "linear");
+  EXPECT_EQ(ex.runs[4].seq_len(), 128);
+  // Every default is resolved into the spec.
+  EXPECT_EQ(ex.runs[0].task_options()["max_length"], 64);
+  EXPECT_EQ(ex.runs[0].task_options()["min_length"], 16);
+  EXPECT_EQ(ex.runs[0].train()["optimizer"], "adamw");
+  EXPECT_EQ(ex.runs[0].model_options()["depth"], 2);
+  // The same file gives the same keys; thread count and rank are not part of them.
+  const ExpandedSweep again = expand_sweep(parse_sweep(kGood, "elsewhere.toml"));
+  for (std::size_t i = 0; i < ex.runs.size(); ++i) EXPECT_EQ(ex.runs[i].key, again.runs[i].key);
+  std::string threads = kGood;
+  threads.insert(threads.find("base_seed"), "threads = 3\ncheckpoint_every = 10\n");
+  const ExpandedSweep threaded = expand_sweep(parse_sweep(threads, "t.toml"));
+  for (std::size_t i = 0; i < ex.runs.size(); ++i) EXPECT_EQ(ex.runs[i].key, threaded.runs[i].key);
+}
+
+TEST(ConfigGood, GoldenRunKeys) {
+  // Golden keys: a change here changes every stored run's identity. Update them only with
+  // a schema version bump and a note in results/SCHEMA.md.
+  const ExpandedSweep ex = expand_sweep(parse_sweep(kGood, "good.toml"));
+  EXPECT_EQ(ex.runs[0].spec.dump().substr(0, 60), R"({"base_seed":7,"device":"cpu","model":{"name":"transformer",)");
+  EXPECT_EQ(ex.runs.front().key, GOLDEN_FIRST_KEY);
+  EXPECT_EQ(ex.runs.back().key, GOLDEN_LAST_KEY);
+}
+
+TEST(ConfigGood, SeedListAndBaseSeedChangeKeys) {
+  std::string list = kGood;
+  list.replace(list.find("seeds = 2"), 9, "seeds = [3, 5]");
+  const ExpandedSweep ex = expand_sweep(parse_sweep(list, "l.toml"));
+  ASSERT_EQ(ex.runs.size(), 8u);
+  EXPECT_EQ(ex.runs[0].seed_index(), 3);
+  EXPECT_EQ(ex.runs[1].seed_index(), 5);
+  std::string base = kGood;
+  base.replace(base.find("base_seed = 7"), 13, "base_seed = 8");
+  EXPECT_NE(expand_sweep(parse_sweep(base, "b.toml")).runs[0].key, expand_sweep(parse_sweep(kGood, "g.toml")).runs[0].key);
+}
+
+TEST(ConfigGood, VaryingPathsDescribeTheSetting) {
+  const ExpandedSweep ex = expand_sweep(parse_sweep(kGood, "good.toml"));
+  std::vector<json> specs;
+  for (const auto& r : ex.runs) specs.push_back(r.spec);
+  const auto v = varying_paths(specs);
+  ASSERT_GE(v.size(), 2u);
+  EXPECT_EQ(v[0], "task.seq_len");
+  EXPECT_NE(std::find(v.begin(), v.end(), "model.attention"), v.end());
+  EXPECT_EQ(describe_run(ex.runs[2], v), "listops/64 transformer attention=linear seed 0");
+}
+
+}  // namespace
+}  // namespace lrb
