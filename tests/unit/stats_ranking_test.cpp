@@ -65,6 +65,7 @@ TEST(StatsRanking, GroupsStayContiguousInMeanOrder) {
       {"b", seeds({0.89, 0.79, 0.84, 0.94, 0.69})},
       {"c", seeds({0.99, 0.50, 0.95, 0.70, 0.60})},
   };
+  ASSERT_GT(*compare_paired(models.at("a"), models.at("c")).t.p_value, 0.05);  // the premise
   const TaskRanking r = rank_task("t", models);
   EXPECT_EQ(r.models[1].model, "b");
   EXPECT_EQ(r.models[2].model, "c");
