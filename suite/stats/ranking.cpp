@@ -1,0 +1,245 @@
+#include "suite/stats/ranking.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "suite/core/errors.h"
+#include "suite/core/seeds.h"
+#include "suite/stats/t_tests.h"
+#include "suite/stats/wilcoxon.h"
+
+namespace lrb::stats {
+
+namespace {
+
+// Ranks 1 = best; equal means share the average rank.
+std::vector<double> ranks_of(const std::vector<double>& means, bool higher_is_better) {
+  std::vector<double> key(means.size());
+  for (std::size_t i = 0; i < means.size(); ++i) key[i] = higher_is_better ? -means[i] : means[i];
+  return rank_average(key);
+}
+
+// Per-task scores in [0, 1], 1 = best; empty when all means are equal.
+std::vector<double> normalised(const std::vector<double>& means, bool higher_is_better) {
+  const auto [lo_it, hi_it] = std::minmax_element(means.begin(), means.end());
+  const double lo = *lo_it, hi = *hi_it;
+  if (!(hi > lo)) return {};
+  std::vector<double> s(means.size());
+  for (std::size_t i = 0; i < means.size(); ++i) {
+    s[i] = higher_is_better ? (means[i] - lo) / (hi - lo) : (hi - means[i]) / (hi - lo);
+  }
+  return s;
+}
+
+std::optional<double> group_test_p(const SeedValues& leader, const SeedValues& other, GroupTest test,
+                                   std::size_t& n_pairs) {
+  const SeedPairing p = pair_by_seed(leader, other);
+  n_pairs = p.differences.size();
+  if (n_pairs < 2) return std::nullopt;
+  switch (test) {
+    case GroupTest::kPairedT: return t_test_one_sample(p.differences).p_value;
+    case GroupTest::kWilcoxon: return wilcoxon_signed_rank(p.differences).p_value;
+  }
+  return std::nullopt;
+}
+
+void check_settings(const RankingSettings& s) {
+  if (!(s.alpha > 0.0 && s.alpha < 1.0)) throw UserError("ranking alpha must lie in (0, 1)");
+  if (!(s.bootstrap.confidence > 0.0 && s.bootstrap.confidence < 1.0)) {
+    throw UserError("ranking bootstrap confidence must lie in (0, 1)");
+  }
+}
+
+std::optional<Interval> percentile_interval(std::vector<double> v, double confidence) {
+  if (v.size() < 2) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const double alpha = (1.0 - confidence) / 2.0;
+  return Interval{quantile_sorted(v, alpha), quantile_sorted(v, 1.0 - alpha)};
+}
+
+}  // namespace
+
+TaskRanking rank_task(const std::string& task, const std::map<std::string, SeedValues>& models,
+                      const RankingSettings& settings) {
+  check_settings(settings);
+  if (models.empty()) throw UserError("task '" + task + "': no models to rank");
+  TaskRanking r;
+  r.task = task;
+  for (const auto& [name, seeds] : models) {
+    if (seeds.empty()) {
+      throw UserError("task '" + task + "': model '" + name +
+                      "' has no successful runs; leave it out of the ranking (it is shown as failed)");
+    }
+    RankedModel m;
+    m.model = name;
+    m.n = seeds.size();
+    m.mean = mean(values_of(seeds));
+    r.models.push_back(std::move(m));
+  }
+  // Best first; the map gave name order, which stable_sort keeps for equal means.
+  std::stable_sort(r.models.begin(), r.models.end(), [&](const RankedModel& a, const RankedModel& b) {
+    return settings.higher_is_better ? a.mean > b.mean : a.mean < b.mean;
+  });
+  std::vector<double> means;
+  for (const auto& m : r.models) means.push_back(m.mean);
+  const std::vector<double> ranks = ranks_of(means, settings.higher_is_better);
+  for (std::size_t i = 0; i < r.models.size(); ++i) r.models[i].rank = ranks[i];
+
+  // Step-down tie groups (see the header).
+  std::size_t start = 0, group = 0;
+  const std::size_t end = r.models.size();
+  while (start < end) {
+    ++group;
+    RankedModel& leader = r.models[start];
+    leader.leader = true;
+    leader.group = group;
+    leader.group_rank = start + 1;
+    leader.n_pairs_vs_leader = 0;
+    leader.p_vs_leader.reset();
+    leader.p_adjusted_vs_leader.reset();
+    const SeedValues& leader_seeds = models.at(leader.model);
+    std::vector<std::optional<double>> p;
+    std::vector<std::size_t> n_pairs;
+    for (std::size_t j = start + 1; j < end; ++j) {
+      std::size_t np = 0;
+      p.push_back(group_test_p(leader_seeds, models.at(r.models[j].model), settings.test, np));
+      n_pairs.push_back(np);
+    }
+    const std::vector<std::optional<double>> adjusted = adjust(p, settings.correction);
+    std::size_t j = start + 1;
+    for (; j < end; ++j) {
+      const std::size_t k = j - start - 1;
+      RankedModel& m = r.models[j];
+      m.n_pairs_vs_leader = n_pairs[k];
+      m.p_vs_leader = p[k];
+      m.p_adjusted_vs_leader = adjusted[k];
+      if (adjusted[k] && *adjusted[k] <= settings.alpha) break;  // significantly worse: next group
+      m.group = group;
+      m.group_rank = start + 1;
+    }
+    start = j;
+  }
+  return r;
+}
+
+OverallRanking rank_across_tasks(const std::vector<TaskScores>& tasks, const RankingSettings& settings) {
+  check_settings(settings);
+  if (tasks.empty()) throw UserError("ranking across tasks needs at least one task");
+  std::set<std::string> names;
+  for (const auto& t : tasks) {
+    for (const auto& [name, seeds] : t.models) names.insert(name);
+  }
+  for (const auto& t : tasks) {
+    for (const auto& name : names) {
+      if (t.models.count(name) == 0 || t.models.at(name).empty()) {
+        throw UserError("ranking across tasks needs every model on every task: model '" + name +
+                        "' has no results on task '" + t.task + "'; rank a subset of models or tasks");
+      }
+    }
+  }
+  const std::vector<std::string> model_names(names.begin(), names.end());
+  const std::size_t n_models = model_names.size();
+  const std::size_t n_tasks = tasks.size();
+  const bool hib = settings.higher_is_better;
+
+  OverallRanking out;
+  out.resamples = settings.bootstrap.resamples;
+  out.seed = settings.bootstrap.seed;
+  out.confidence = settings.bootstrap.confidence;
+
+  // Dense per-task tables: model × seed (union of the task's seeds), with presence flags.
+  struct Table {
+    std::vector<std::int64_t> seeds;
+    std::vector<double> value;  // n_models × seeds
+    std::vector<char> has;
+    std::vector<double> means;  // observed, per model
+  };
+  std::vector<Table> tables(n_tasks);
+  std::vector<double> rank_sum(n_models, 0.0);
+  std::vector<std::vector<double>> scores(n_models);
+  for (std::size_t t = 0; t < n_tasks; ++t) {
+    out.tasks.push_back(rank_task(tasks[t].task, tasks[t].models, settings));
+    Table& tab = tables[t];
+    std::set<std::int64_t> seeds;
+    for (const auto& [name, sv] : tasks[t].models) {
+      for (const auto& [seed, v] : sv) seeds.insert(seed);
+    }
+    tab.seeds.assign(seeds.begin(), seeds.end());
+    const std::size_t ns = tab.seeds.size();
+    tab.value.assign(n_models * ns, 0.0);
+    tab.has.assign(n_models * ns, 0);
+    for (std::size_t m = 0; m < n_models; ++m) {
+      const SeedValues& sv = tasks[t].models.at(model_names[m]);
+      for (std::size_t s = 0; s < ns; ++s) {
+        const auto it = sv.find(tab.seeds[s]);
+        if (it != sv.end()) {
+          tab.value[m * ns + s] = it->second;
+          tab.has[m * ns + s] = 1;
+        }
+      }
+      tab.means.push_back(mean(values_of(sv)));
+    }
+    const std::vector<double> ranks = ranks_of(tab.means, hib);
+    for (std::size_t m = 0; m < n_models; ++m) rank_sum[m] += ranks[m];
+    const std::vector<double> norm = normalised(tab.means, hib);
+    if (!norm.empty()) {
+      ++out.normalised_tasks;
+      for (std::size_t m = 0; m < n_models; ++m) scores[m].push_back(norm[m]);
+    }
+  }
+  for (std::size_t m = 0; m < n_models; ++m) {
+    OverallModel om;
+    om.model = model_names[m];
+    om.mean_rank = rank_sum[m] / static_cast<double>(n_tasks);
+    if (!scores[m].empty()) om.normalised_iqm = trim_mean(scores[m], 0.25);
+    out.models.push_back(std::move(om));
+  }
+
+  // Stratified bootstrap over seeds.
+  const std::size_t B = settings.bootstrap.resamples;
+  std::vector<std::vector<double>> rank_b(n_models), iqm_b(n_models);
+  Rng rng(settings.bootstrap.seed);
+  std::vector<double> means_b(n_models);
+  std::vector<std::size_t> draw;
+  for (std::size_t b = 0; b < B; ++b) {
+    std::fill(rank_sum.begin(), rank_sum.end(), 0.0);
+    for (auto& s : scores) s.clear();
+    for (std::size_t t = 0; t < n_tasks; ++t) {
+      const Table& tab = tables[t];
+      const std::size_t ns = tab.seeds.size();
+      draw.resize(ns);
+      for (auto& d : draw) d = static_cast<std::size_t>(rng.below(ns));
+      for (std::size_t m = 0; m < n_models; ++m) {
+        double sum = 0.0;
+        std::size_t cnt = 0;
+        for (std::size_t d : draw) {
+          if (tab.has[m * ns + d]) {
+            sum += tab.value[m * ns + d];
+            ++cnt;
+          }
+        }
+        means_b[m] = cnt > 0 ? sum / static_cast<double>(cnt) : tab.means[m];
+      }
+      const std::vector<double> ranks = ranks_of(means_b, hib);
+      for (std::size_t m = 0; m < n_models; ++m) rank_sum[m] += ranks[m];
+      const std::vector<double> norm = normalised(means_b, hib);
+      if (!norm.empty()) {
+        for (std::size_t m = 0; m < n_models; ++m) scores[m].push_back(norm[m]);
+      }
+    }
+    for (std::size_t m = 0; m < n_models; ++m) {
+      rank_b[m].push_back(rank_sum[m] / static_cast<double>(n_tasks));
+      if (!scores[m].empty()) iqm_b[m].push_back(trim_mean(scores[m], 0.25));
+    }
+  }
+  for (std::size_t m = 0; m < n_models; ++m) {
+    out.models[m].mean_rank_ci = percentile_interval(std::move(rank_b[m]), settings.bootstrap.confidence);
+    out.models[m].normalised_iqm_ci = percentile_interval(std::move(iqm_b[m]), settings.bootstrap.confidence);
+  }
+  std::stable_sort(out.models.begin(), out.models.end(),
+                   [](const OverallModel& a, const OverallModel& b) { return a.mean_rank < b.mean_rank; });
+  return out;
+}
+
+}  // namespace lrb::stats
