@@ -79,10 +79,22 @@ Dataspace scalar_space(const std::string& file) {
   return Dataspace(check_id(H5Screate(H5S_SCALAR), "H5Screate", file), file);
 }
 
+H5T_class_t type_class(hid_t type, const std::string& file) {
+  const H5T_class_t c = H5Tget_class(type);
+  if (c == H5T_NO_CLASS) fail("H5Tget_class", file);
+  return c;
+}
+
+hssize_t point_count(hid_t space, const std::string& file) {
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  if (n < 0) fail("H5Sget_simple_extent_npoints", file);
+  return n;
+}
+
 // Reads a string stored with a fixed or variable-length string type.
 template <class ReadFn>
 std::string read_string_value(hid_t file_type, hid_t space, const std::string& file, ReadFn read) {
-  if (H5Tget_class(file_type) != H5T_STRING) fail("not a string", file);
+  if (type_class(file_type, file) != H5T_STRING) throw Error("read (not a string)", file, "");
   const htri_t variable = H5Tis_variable_str(file_type);
   check_tri(variable, "H5Tis_variable_str", file);
   if (variable > 0) {
@@ -220,7 +232,7 @@ std::optional<long long> read_int_attribute(const Object& obj, const std::string
   if (!attribute_exists(obj, name)) return std::nullopt;
   Attribute a(id_at(H5Aopen(obj.id(), name.c_str(), H5P_DEFAULT), obj, "H5Aopen", "@" + name), obj.file());
   Datatype t(id_at(H5Aget_type(a.id()), obj, "H5Aget_type", "@" + name), obj.file());
-  if (H5Tget_class(t.id()) != H5T_INTEGER) throw Error("read @" + name + " (not an integer)", obj.file(), "");
+  if (type_class(t.id(), obj.file()) != H5T_INTEGER) throw Error("read @" + name + " (not an integer)", obj.file(), "");
   long long v = 0;
   ok_at(H5Aread(a.id(), H5T_NATIVE_LLONG, &v), obj, "H5Aread", "@" + name);
   return v;
@@ -231,7 +243,7 @@ std::optional<std::string> read_string_attribute(const Object& obj, const std::s
   Attribute a(id_at(H5Aopen(obj.id(), name.c_str(), H5P_DEFAULT), obj, "H5Aopen", "@" + name), obj.file());
   Datatype t(id_at(H5Aget_type(a.id()), obj, "H5Aget_type", "@" + name), obj.file());
   Dataspace s(id_at(H5Aget_space(a.id()), obj, "H5Aget_space", "@" + name), obj.file());
-  if (H5Sget_simple_extent_npoints(s.id()) != 1)
+  if (point_count(s.id(), obj.file()) != 1)
     throw Error("read @" + name + " (not a single string)", obj.file(), "");
   return read_string_value(t.id(), s.id(), obj.file(), [&](hid_t mem, void* buf) {
     ok_at(H5Aread(a.id(), mem, buf), obj, "H5Aread", "@" + name);
@@ -258,7 +270,8 @@ Dataset write_string_dataset(const Object& loc, const std::string& name, const s
 std::string read_string_dataset(const Dataset& ds) {
   Datatype t(id_at(H5Dget_type(ds.id()), ds, "H5Dget_type", ""), ds.file());
   Dataspace s(id_at(H5Dget_space(ds.id()), ds, "H5Dget_space", ""), ds.file());
-  if (H5Sget_simple_extent_npoints(s.id()) != 1) throw Error("read " + object_path(ds) + " (not a single string)", ds.file(), "");
+  if (point_count(s.id(), ds.file()) != 1)
+    throw Error("read " + object_path(ds) + " (not a single string)", ds.file(), "");
   return read_string_value(t.id(), s.id(), ds.file(), [&](hid_t mem, void* buf) {
     ok_at(H5Dread(ds.id(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), ds, "H5Dread", "");
   });
@@ -289,7 +302,9 @@ void write_f64_dataset(const Object& loc, const std::string& name, const std::ve
 bool is_float_1d(const Dataset& ds) {
   Datatype t(id_at(H5Dget_type(ds.id()), ds, "H5Dget_type", ""), ds.file());
   Dataspace s(id_at(H5Dget_space(ds.id()), ds, "H5Dget_space", ""), ds.file());
-  return H5Tget_class(t.id()) == H5T_FLOAT && H5Sget_simple_extent_ndims(s.id()) == 1;
+  const int rank = H5Sget_simple_extent_ndims(s.id());
+  if (rank < 0) fail_at(ds, "H5Sget_simple_extent_ndims", "");
+  return type_class(t.id(), ds.file()) == H5T_FLOAT && rank == 1;
 }
 
 std::vector<double> read_f64_dataset(const Dataset& ds) {
@@ -305,7 +320,9 @@ std::vector<double> read_f64_dataset(const Dataset& ds) {
 
 bool has_fletcher32(const Dataset& ds) {
   Plist dcpl(id_at(H5Dget_create_plist(ds.id()), ds, "H5Dget_create_plist", ""), ds.file());
-  if (H5Pget_layout(dcpl.id()) != H5D_CHUNKED) return false;
+  const H5D_layout_t layout = H5Pget_layout(dcpl.id());
+  if (layout == H5D_LAYOUT_ERROR) fail_at(ds, "H5Pget_layout", "");
+  if (layout != H5D_CHUNKED) return false;
   const int n = H5Pget_nfilters(dcpl.id());
   if (n < 0) fail_at(ds, "H5Pget_nfilters", "");
   for (int i = 0; i < n; ++i) {

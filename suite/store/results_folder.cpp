@@ -105,22 +105,27 @@ ResultsScan scan_runs(const fs::path& dir) {
 
 std::vector<fs::path> clear_stale_temporaries(const fs::path& dir) {
   std::vector<fs::path> stale;
-  for (const char* sub : {kRunsFolder, kCheckpointsFolder}) {
+  const auto consider = [&](const fs::directory_entry& entry) {
+    const std::string name = entry.path().filename().string();
+    if (is_temp_name(name) && !owned_by_live_local_process(name)) stale.push_back(entry.path());
+    return is_temp_name(name);
+  };
+  // runs/ and checkpoints/ at any depth; quarantine/ (its .reason files) and DIR itself
+  // (sweep.h5) are written through temporary names too.
+  for (const char* sub : {kRunsFolder, kCheckpointsFolder, kQuarantineFolder}) {
     const fs::path folder = dir / sub;
     std::error_code ec;
     if (!fs::is_directory(folder, ec)) continue;
     fs::recursive_directory_iterator it(folder, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      if (!is_temp_name(name)) continue;
-      if (!owned_by_live_local_process(name)) stale.push_back(it->path());
-      if (it->is_directory()) it.disable_recursion_pending();  // removed as a whole
-    }
+    for (; !ec && it != end; it.increment(ec))
+      if (consider(*it)) it.disable_recursion_pending();  // a temporary folder goes as a whole
     if (ec) throw UserError("cannot list " + folder.string() + ": " + ec.message() + "; check its permissions");
   }
+  std::error_code ec;
+  if (fs::is_directory(dir, ec))
+    for (const fs::path& p : list_folder(dir)) consider(fs::directory_entry(p));
   std::sort(stale.begin(), stale.end());
   for (const fs::path& p : stale) {
-    std::error_code ec;
     fs::remove_all(p, ec);
     if (ec) throw UserError("cannot remove the stale temporary file " + p.string() + ": " + ec.message());
   }

@@ -29,8 +29,8 @@ std::filesystem::path sweep_file_path(const std::filesystem::path& dir);
 // Validates every DIR/runs/*.h5 (temporary names skipped). No runs/ folder: an empty scan.
 ResultsScan scan_runs(const std::filesystem::path& dir);
 
-// Removes the temporary files that killed processes left in DIR/runs and DIR/checkpoints,
-// and returns them. Files of processes still alive on this host are kept; call it before
+// Removes the temporary files that killed processes left in DIR/runs and DIR/checkpoints
+// (at any depth), DIR/quarantine and DIR itself (a sweep.h5 being merged), and returns them. Files of processes still alive on this host are kept; call it before
 // other hosts start writing into DIR (the sweep start, under the folder lock).
 std::vector<std::filesystem::path> clear_stale_temporaries(const std::filesystem::path& dir);
 

@@ -285,10 +285,11 @@ TEST_F(StoreTest, ClearsStaleTemporaries) {
   fs::create_directories(dir_ / "checkpoints" / "run1");
   const fs::path ckpt = dir_ / "checkpoints" / "run1" / (".ckpt.pt.tmp." + me + ".999999998");
   const fs::path ckpt_ok = dir_ / "checkpoints" / "run1" / "ckpt.pt";
-  for (const auto& p : {other_host, dead, mine, ckpt, ckpt_ok}) std::ofstream(p) << "x";
+  const fs::path sweep = dir_ / (".sweep.h5.tmp." + me + ".999999997");
+  for (const auto& p : {other_host, dead, mine, ckpt, ckpt_ok, sweep}) std::ofstream(p) << "x";
 
   const auto removed = clear_stale_temporaries(dir_);
-  std::vector<fs::path> expected{other_host, dead, ckpt};
+  std::vector<fs::path> expected{other_host, dead, ckpt, sweep};
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(removed, expected);
   for (const auto& p : expected) EXPECT_FALSE(fs::exists(p)) << p;
