@@ -1,8 +1,6 @@
 #include "suite/store/h5.h"
 
 #include <algorithm>
-#include <cstdint>
-#include <memory>
 
 #include "suite/core/process_info.h"
 
@@ -71,7 +69,7 @@ Datatype utf8_string_type(const std::string& file, size_t size) {
   Datatype t(check_id(H5Tcopy(H5T_C_S1), "H5Tcopy", file), file);
   check(H5Tset_size(t.id(), size), "H5Tset_size", file);
   check(H5Tset_cset(t.id(), H5T_CSET_UTF8), "H5Tset_cset", file);
-  if (size != H5T_VARIABLE) check(H5Tset_strpad(t.id(), H5T_STR_NULLPAD), "H5Tset_strpad", file);
+  check(H5Tset_strpad(t.id(), H5T_STR_NULLPAD), "H5Tset_strpad", file);
   return t;
 }
 
@@ -91,20 +89,13 @@ hssize_t point_count(hid_t space, const std::string& file) {
   return n;
 }
 
-// Reads a string stored with a fixed or variable-length string type.
+// Reads one fixed-length string (the only kind this store writes: variable-length strings
+// live in the unchecksummed global heap, and HDF5 1.10 crashes reading a corrupted one).
 template <class ReadFn>
-std::string read_string_value(hid_t file_type, hid_t space, const std::string& file, ReadFn read) {
+std::string read_string_value(hid_t file_type, const std::string& file, ReadFn read) {
   if (type_class(file_type, file) != H5T_STRING) throw Error("read (not a string)", file, "");
-  const htri_t variable = H5Tis_variable_str(file_type);
-  check_tri(variable, "H5Tis_variable_str", file);
-  if (variable > 0) {
-    Datatype mem = utf8_string_type(file, H5T_VARIABLE);
-    char* text = nullptr;
-    read(mem.id(), &text);
-    std::string out = text ? text : "";
-    check(H5Dvlen_reclaim(mem.id(), space, H5P_DEFAULT, &text), "H5Dvlen_reclaim", file);
-    return out;
-  }
+  if (check_tri(H5Tis_variable_str(file_type), "H5Tis_variable_str", file))
+    throw Error("read (a variable-length string; this store reads fixed-length strings only)", file, "");
   const size_t size = H5Tget_size(file_type);
   if (size == 0) fail("H5Tget_size", file);
   Datatype mem(check_id(H5Tcopy(file_type), "H5Tcopy", file), file);
@@ -122,6 +113,10 @@ Error::Error(std::string operation, std::string file, std::string stack)
       operation_(std::move(operation)),
       file_(std::move(file)),
       stack_(std::move(stack)) {}
+
+bool Error::is_checksum_failure() const {
+  return stack_.find("Fletcher32") != std::string::npos || stack_.find("checksum") != std::string::npos;
+}
 
 void silence_error_printing() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
@@ -245,7 +240,7 @@ std::optional<std::string> read_string_attribute(const Object& obj, const std::s
   Dataspace s(id_at(H5Aget_space(a.id()), obj, "H5Aget_space", "@" + name), obj.file());
   if (point_count(s.id(), obj.file()) != 1)
     throw Error("read @" + name + " (not a single string)", obj.file(), "");
-  return read_string_value(t.id(), s.id(), obj.file(), [&](hid_t mem, void* buf) {
+  return read_string_value(t.id(), obj.file(), [&](hid_t mem, void* buf) {
     ok_at(H5Aread(a.id(), mem, buf), obj, "H5Aread", "@" + name);
   });
 }
@@ -257,13 +252,20 @@ Dataset open_dataset(const Object& loc, const std::string& name) {
 }
 
 Dataset write_string_dataset(const Object& loc, const std::string& name, const std::string& text) {
-  Datatype type = utf8_string_type(loc.file(), H5T_VARIABLE);
-  Dataspace space = scalar_space(loc.file());
-  Dataset ds(id_at(H5Dcreate2(loc.id(), name.c_str(), type.id(), space.id(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                      loc, "H5Dcreate", name),
-             loc.file());
-  const char* p = text.c_str();
-  ok_at(H5Dwrite(ds.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &p), loc, "H5Dwrite", name);
+  const std::string& file = loc.file();
+  // NULLPAD strings need at least one byte; an empty text is one NUL, read back as "".
+  const std::string bytes = text.empty() ? std::string(1, '\0') : text;
+  Datatype type = utf8_string_type(file, bytes.size());
+  const hsize_t dims[1] = {1};
+  Dataspace space(check_id(H5Screate_simple(1, dims, nullptr), "H5Screate_simple", file), file);
+  Plist dcpl = make_plist(H5P_DATASET_CREATE, file);
+  check(H5Pset_chunk(dcpl.id(), 1, dims), "H5Pset_chunk", file);
+  check(H5Pset_fletcher32(dcpl.id()), "H5Pset_fletcher32", file);
+  check(H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time", file);
+  Dataset ds(id_at(H5Dcreate2(loc.id(), name.c_str(), type.id(), space.id(), H5P_DEFAULT, dcpl.id(), H5P_DEFAULT),
+                   loc, "H5Dcreate", name),
+             file);
+  ok_at(H5Dwrite(ds.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()), loc, "H5Dwrite", name);
   return ds;
 }
 
@@ -272,7 +274,7 @@ std::string read_string_dataset(const Dataset& ds) {
   Dataspace s(id_at(H5Dget_space(ds.id()), ds, "H5Dget_space", ""), ds.file());
   if (point_count(s.id(), ds.file()) != 1)
     throw Error("read " + object_path(ds) + " (not a single string)", ds.file(), "");
-  return read_string_value(t.id(), s.id(), ds.file(), [&](hid_t mem, void* buf) {
+  return read_string_value(t.id(), ds.file(), [&](hid_t mem, void* buf) {
     ok_at(H5Dread(ds.id(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), ds, "H5Dread", "");
   });
 }

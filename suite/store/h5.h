@@ -25,6 +25,8 @@ class Error : public std::runtime_error {
   const std::string& operation() const { return operation_; }
   const std::string& file() const { return file_; }
   const std::string& stack() const { return stack_; }  // HDF5's error stack, one line
+  // A filter found stored data damaged (Fletcher32 mismatch).
+  bool is_checksum_failure() const;
 
  private:
   std::string operation_, file_, stack_;
@@ -135,9 +137,12 @@ std::optional<std::string> read_string_attribute(const Object& obj, const std::s
 
 // ---- datasets ------------------------------------------------------------------------
 Dataset open_dataset(const Object& loc, const std::string& name);
-// A scalar variable-length UTF-8 string (any size; no filter can protect it, so callers
-// add their own checksum). The text must not contain NUL bytes.
+// Text of any size as a shape-(1,) dataset of one fixed-length UTF-8 string, chunked with
+// the Fletcher32 filter, so the text sits in a checksummed chunk. Not a variable-length
+// string: those live in the global heap, which no checksum covers, and HDF5 1.10 crashes
+// (not fails) reading a corrupted heap. The text must not contain NUL bytes.
 Dataset write_string_dataset(const Object& loc, const std::string& name, const std::string& text);
+// Reads a dataset of one fixed-length string, as written above.
 std::string read_string_dataset(const Dataset& ds);
 // A 1-D float64 dataset, chunked with the Fletcher32 filter. unlimited: maxdims
 // H5S_UNLIMITED (empty series need it: a chunk cannot have zero size).

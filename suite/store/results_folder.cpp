@@ -84,22 +84,29 @@ void sort_bad(std::vector<BadResult>& bad) {
 fs::path run_file_path(const fs::path& dir, const std::string& key) { return dir / kRunsFolder / (key + ".h5"); }
 fs::path sweep_file_path(const fs::path& dir) { return dir / kSweepFile; }
 
-ResultsScan scan_runs(const fs::path& dir) {
-  ResultsScan out;
+// Validates each run file of DIR/runs in name order and hands it to `visit`, which may
+// keep or drop the record (a merge keeps none in memory: records can be large).
+template <class Visit>
+void for_each_run_file(const fs::path& dir, std::vector<BadResult>& bad, Visit visit) {
   const fs::path runs = dir / kRunsFolder;
   std::error_code ec;
-  if (!fs::is_directory(runs, ec)) return out;
+  if (!fs::is_directory(runs, ec)) return;
   for (const fs::path& file : list_folder(runs)) {
     if (is_temp_name(file.filename().string()) || file.extension() != ".h5") continue;
     RunFileCheck check = read_run_file(file);
     if (check.valid())
-      out.runs.push_back(std::move(*check.record));
+      visit(file, std::move(*check.record));
     else
-      out.bad.push_back({file, check.reason});
+      bad.push_back({file, check.reason});
   }
+  sort_bad(bad);
+}
+
+ResultsScan scan_runs(const fs::path& dir) {
+  ResultsScan out;
+  for_each_run_file(dir, out.bad, [&](const fs::path&, RunRecord&& r) { out.runs.push_back(std::move(r)); });
   // Valid files are named by their key, so they are already in key order; keep it explicit.
   std::sort(out.runs.begin(), out.runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.key < b.key; });
-  sort_bad(out.bad);
   return out;
 }
 
@@ -168,8 +175,7 @@ void merge_results(const fs::path& dir) {
   if (!fs::is_directory(dir / kRunsFolder, ec))
     throw UserError("nothing to merge: " + (dir / kRunsFolder).string() +
                     " does not exist; give the folder passed to `lrbench run --out`");
-  ResultsScan scan = scan_runs(dir);
-
+  std::vector<BadResult> bad_files;
   const fs::path final_path = sweep_file_path(dir);
   const fs::path tmp = temp_path_for(final_path);
   try {
@@ -188,27 +194,26 @@ void merge_results(const fs::path& dir) {
       json index = json::object();
       {
         h5::Group runs = h5::create_group(root, "runs");
-        for (const RunRecord& run : scan.runs) {
-          const fs::path src_path = run_file_path(dir, run.key);
+        for_each_run_file(dir, bad_files, [&](const fs::path& src_path, RunRecord&& run) {
           try {
             h5::File src = h5::open_file(src_path);
             // The whole root group: attributes, texts and chunks as stored (checksums included).
             h5::copy_object(src, "/", runs, run.key);
           } catch (const h5::Error& e) {
-            // Replaced or removed since the scan (another process at work): not data.
+            // Replaced or removed since it was validated (another process at work): not data.
             if (h5::link_exists(runs, run.key)) throw;
-            scan.bad.push_back({src_path, std::string("could not be copied: ") + e.what()});
-            continue;
+            bad_files.push_back({src_path, "could not be copied: " + e.operation() + " failed (" + e.stack() + ")"});
+            return;
           }
           index[run.key] = {{"task", spec_field(run.spec, "task", "name")},
                             {"model", spec_field(run.spec, "model", "name")},
-                            {"seed", run.spec.value("seed_index", json())},
+                            {"seed", run.spec.is_object() ? run.spec.value("seed_index", json()) : json()},
                             {"status", status_name(run.status)}};
-        }
+        });
       }
-      sort_bad(scan.bad);
+      sort_bad(bad_files);
       json bad = json::array();
-      for (const BadResult& b : scan.bad)
+      for (const BadResult& b : bad_files)
         bad.push_back({{"file", b.file.lexically_relative(dir).generic_string()}, {"reason", b.reason}});
       write_text_dataset(root, "bad", bad.dump(-1, ' ', false, json::error_handler_t::replace));
       write_text_dataset(root, "index", index.dump());

@@ -59,10 +59,6 @@ json parse_json(const std::string& text, const std::string& name) {
   }
 }
 
-bool is_checksum_failure(const h5::Error& e) {
-  return e.stack().find("Fletcher32") != std::string::npos || e.stack().find("checksum") != std::string::npos;
-}
-
 std::vector<double> read_series(const h5::Object& group, const std::string& group_name, const std::string& name) {
   const std::string where = "/" + group_name + "/" + name;
   h5::Dataset ds = h5::open_dataset(group, name);
@@ -71,8 +67,8 @@ std::vector<double> read_series(const h5::Object& group, const std::string& grou
   try {
     return h5::read_f64_dataset(ds);
   } catch (const h5::Error& e) {
-    if (is_checksum_failure(e)) throw BadData("checksum error in " + where);
-    throw BadData("cannot read " + where + " (" + e.stack() + ")");
+    if (e.is_checksum_failure()) throw BadData("checksum error in " + where);
+    throw BadData("cannot read " + where + " (" + e.operation() + ": " + e.stack() + ")");
   }
 }
 
@@ -214,6 +210,9 @@ RunFileCheck read_run_file(const fs::path& path) {
     }
     h5::Group root = h5::open_group(file, "/");
     out = read_run_group(root);
+  } catch (const h5::Error& e) {
+    out.reason = "unreadable: " + e.operation() + " failed (" + e.stack() + ")";
+    return out;
   } catch (const std::exception& e) {
     out.reason = std::string("unreadable: ") + e.what();
     return out;

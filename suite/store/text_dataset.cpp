@@ -19,10 +19,13 @@ std::string read_text_dataset(const h5::Object& loc, const std::string& name, co
   std::optional<std::string> sha;
   try {
     h5::Dataset ds = h5::open_dataset(loc, name);
+    // Checked first: only a chunked, checksummed string is read (nothing from the global heap).
+    if (!h5::has_fletcher32(ds)) throw BadData("no Fletcher32 checksum on " + shown_as);
     text = h5::read_string_dataset(ds);
     sha = h5::read_string_attribute(ds, kSha256Attr);
   } catch (const h5::Error& e) {
-    throw BadData("cannot read " + shown_as + " (" + e.stack() + ")");
+    if (e.is_checksum_failure()) throw BadData("checksum error in " + shown_as);
+    throw BadData("cannot read " + shown_as + " (" + e.operation() + ": " + e.stack() + ")");
   }
   if (!sha) throw BadData("no sha256 attribute on " + shown_as);
   if (sha256_hex(text) != *sha) throw BadData("sha256 mismatch in " + shown_as);

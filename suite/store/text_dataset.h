@@ -1,7 +1,8 @@
 #pragma once
-// Text (JSON, a status, an error message) stored as a variable-length UTF-8 string dataset
-// that carries the sha256 of its text as an attribute. Fletcher32 cannot protect such data:
-// it lives in the file's global heap, outside any chunk, so the reader checks the sha256.
+// Text (JSON, a status, an error message) as a dataset of one fixed-length UTF-8 string in a
+// Fletcher32-checked chunk (h5::write_string_dataset), carrying the sha256 of the text as an
+// attribute: the chunk checksum catches a damaged chunk, the sha256 checks the text end to
+// end (what was meant to be written is what is read).
 #include <stdexcept>
 #include <string>
 
@@ -17,7 +18,8 @@ class BadData : public std::runtime_error {
 
 void write_text_dataset(const h5::Object& loc, const std::string& name, const std::string& text);
 // Throws BadData naming `shown_as` (how the dataset is named in reasons, e.g. "/spec") when
-// the dataset is missing, unreadable, without a sha256, or its text does not match it.
+// the dataset is missing, not a checksummed string, damaged ("checksum error in /spec"),
+// without a sha256, or its text does not match it.
 std::string read_text_dataset(const h5::Object& loc, const std::string& name, const std::string& shown_as);
 
 }  // namespace lrb
