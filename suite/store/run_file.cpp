@@ -1,6 +1,5 @@
 #include "suite/store/run_file.h"
 
-#include <cmath>
 #include <string_view>
 #include <system_error>
 
@@ -38,7 +37,7 @@ bool valid_link_name(const std::string& name) {
 // run from being recorded: dump with replacement characters.
 std::string dump_lenient(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// Variable-length strings end at the first NUL; keep such text readable and checksummable.
+// Stored strings end at the first NUL (NULLPAD); keep such text whole and checksummable.
 std::string without_nul(std::string text) {
   std::string out;
   out.reserve(text.size());
