@@ -1,0 +1,156 @@
+#pragma once
+// Thin RAII over the HDF5 C API. Every call that can fail is checked; a failure throws
+// h5::Error, whose message names the operation, the file, the process ("host H rank R")
+// and carries HDF5's own error stack as text. HDF5's automatic printing of that stack is
+// turned off: failures become reasons in messages, not noise on stderr.
+//
+// Handles remember the file they belong to, so that a failure deep in a reader can still
+// say which file it was. Not thread-safe beyond what the HDF5 library itself guarantees.
+#include <hdf5.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lrb::h5 {
+
+class Error : public std::runtime_error {
+ public:
+  Error(std::string operation, std::string file, std::string stack);
+  const std::string& operation() const { return operation_; }
+  const std::string& file() const { return file_; }
+  const std::string& stack() const { return stack_; }  // HDF5's error stack, one line
+  // A filter found stored data damaged (Fletcher32 mismatch).
+  bool is_checksum_failure() const;
+
+ private:
+  std::string operation_, file_, stack_;
+};
+
+// Turns off HDF5's automatic printing of the error stack for the calling thread. Called by
+// every entry point below that opens or creates a file; cheap.
+void silence_error_printing();
+// The current thread's HDF5 error stack, outermost call first, as one line
+// ("H5Dread(): can't read data; H5Z_pipeline(): filter returned failure; ...").
+std::string error_stack_text();
+
+// Throws Error for `operation` on `file`, with the current error stack.
+[[noreturn]] void fail(std::string_view operation, const std::string& file);
+inline hid_t check_id(hid_t id, std::string_view operation, const std::string& file) {
+  if (id < 0) fail(operation, file);
+  return id;
+}
+inline void check(herr_t rc, std::string_view operation, const std::string& file) {
+  if (rc < 0) fail(operation, file);
+}
+inline bool check_tri(htri_t rc, std::string_view operation, const std::string& file) {
+  if (rc < 0) fail(operation, file);
+  return rc > 0;
+}
+
+// An HDF5 identifier and the file it belongs to (for messages).
+class Object {
+ public:
+  hid_t id() const { return id_; }
+  const std::string& file() const { return file_; }
+  explicit operator bool() const { return id_ >= 0; }
+
+ protected:
+  Object() = default;
+  Object(hid_t id, std::string file) : id_(id), file_(std::move(file)) {}
+  hid_t id_ = -1;
+  std::string file_;
+};
+
+// Owns one identifier and closes it with the matching H5*close. The destructor ignores a
+// failing close (it may run while unwinding); call close() where the close does work that
+// must succeed (a file being written).
+template <herr_t (*Close)(hid_t)>
+class Handle : public Object {
+ public:
+  Handle() = default;
+  Handle(hid_t id, std::string file) : Object(id, std::move(file)) {}
+  Handle(Handle&& o) noexcept : Object(std::exchange(o.id_, -1), std::move(o.file_)) {}
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      id_ = std::exchange(o.id_, -1);
+      file_ = std::move(o.file_);
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { reset(); }
+
+  void close() {
+    if (id_ < 0) return;
+    const hid_t id = std::exchange(id_, -1);
+    check(Close(id), "close", file_);
+  }
+  void reset() {
+    if (id_ >= 0) Close(std::exchange(id_, -1));
+  }
+};
+
+using File = Handle<H5Fclose>;
+using Group = Handle<H5Gclose>;
+using Dataset = Handle<H5Dclose>;
+using Dataspace = Handle<H5Sclose>;
+using Datatype = Handle<H5Tclose>;
+using Plist = Handle<H5Pclose>;
+using Attribute = Handle<H5Aclose>;
+
+// ---- files ---------------------------------------------------------------------------
+// Files use the HDF5 1.10 format (every metadata block is checksummed; HDF5 >= 1.10 reads
+// them), and no file locking: files are written once under a private temporary name, and
+// flock() fails on some cluster file systems.
+File create_file(const std::filesystem::path& path);  // truncates
+File open_file(const std::filesystem::path& path, bool writable = false);
+
+// ---- groups and links ----------------------------------------------------------------
+Group create_group(const Object& loc, const std::string& name);
+Group open_group(const Object& loc, const std::string& name);
+bool link_exists(const Object& loc, const std::string& name);
+// Names of the links in a group, in byte order.
+std::vector<std::string> link_names(const Object& loc);
+// The absolute path of an object ("/curves/train_loss"), for messages.
+std::string object_path(const Object& obj);
+// Copies an object (group or dataset, with its attributes and members) to dst/dst_name.
+// Chunks are copied as stored, so their checksums travel with them.
+void copy_object(const Object& src_loc, const std::string& src_name, const Object& dst_loc,
+                 const std::string& dst_name);
+
+// ---- attributes (small values only: attributes over ~64 KiB fail) ---------------------
+bool attribute_exists(const Object& obj, const std::string& name);
+void delete_attribute(const Object& obj, const std::string& name);
+void write_int_attribute(const Object& obj, const std::string& name, long long value);
+void write_string_attribute(const Object& obj, const std::string& name, const std::string& value);
+// nullopt when there is no such attribute; throws Error when it cannot be read.
+std::optional<long long> read_int_attribute(const Object& obj, const std::string& name);
+std::optional<std::string> read_string_attribute(const Object& obj, const std::string& name);
+
+// ---- datasets ------------------------------------------------------------------------
+Dataset open_dataset(const Object& loc, const std::string& name);
+// Text of any size as a shape-(1,) dataset of one fixed-length UTF-8 string, chunked with
+// the Fletcher32 filter, so the text sits in a checksummed chunk. Not a variable-length
+// string: those live in the global heap, which no checksum covers, and HDF5 1.10 crashes
+// (not fails) reading a corrupted heap. The text must not contain NUL bytes.
+Dataset write_string_dataset(const Object& loc, const std::string& name, const std::string& text);
+// Reads a dataset of one fixed-length string, as written above.
+std::string read_string_dataset(const Dataset& ds);
+// A 1-D float64 dataset, chunked with the Fletcher32 filter. unlimited: maxdims
+// H5S_UNLIMITED (empty series need it: a chunk cannot have zero size).
+void write_f64_dataset(const Object& loc, const std::string& name, const std::vector<double>& values,
+                       bool unlimited);
+std::vector<double> read_f64_dataset(const Dataset& ds);
+bool has_fletcher32(const Dataset& ds);
+// True when the dataset holds floating-point numbers in one dimension.
+bool is_float_1d(const Dataset& ds);
+
+}  // namespace lrb::h5

@@ -1,0 +1,298 @@
+#include "suite/store/results_folder.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <system_error>
+#include <tuple>
+
+#include "suite/core/errors.h"
+#include "suite/core/files.h"
+#include "suite/core/process_info.h"
+#include "suite/core/version.h"
+#include "suite/store/h5.h"
+#include "suite/store/run_file.h"
+#include "suite/store/text_dataset.h"
+
+namespace lrb {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr const char* kRunsFolder = "runs";
+constexpr const char* kCheckpointsFolder = "checkpoints";
+constexpr const char* kQuarantineFolder = "quarantine";
+constexpr const char* kSweepFile = "sweep.h5";
+
+// A temporary file ".<name>.tmp.<host>.<pid>" (files.h) still being written by a live
+// process of this host. Files of other hosts cannot be checked from here.
+bool owned_by_live_local_process(const std::string& name) {
+  const auto tmp = name.rfind(".tmp.");
+  if (tmp == std::string::npos) return false;
+  const std::string rest = name.substr(tmp + 5);
+  const auto dot = rest.rfind('.');
+  if (dot == std::string::npos || rest.substr(0, dot) != host_name()) return false;
+  const std::string pid_text = rest.substr(dot + 1);
+  if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
+    return false;
+  const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+  if (pid <= 0) return false;
+  return ::kill(pid, 0) == 0 || errno == EPERM;
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+std::vector<fs::path> list_folder(const fs::path& folder) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) out.push_back(it->path());
+  if (ec) throw UserError("cannot list " + folder.string() + ": " + ec.message() + "; check its permissions");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string spec_field(const json& spec, const char* a, const char* b = nullptr) {
+  const json* j = &spec;
+  for (const char* k : {a, b}) {
+    if (k == nullptr) break;
+    if (!j->is_object() || !j->contains(k)) return {};
+    j = &(*j)[k];
+  }
+  return j->is_string() ? j->get<std::string>() : j->dump();
+}
+
+void sort_bad(std::vector<BadResult>& bad) {
+  std::sort(bad.begin(), bad.end(),
+            [](const BadResult& x, const BadResult& y) { return std::tie(x.file, x.reason) < std::tie(y.file, y.reason); });
+}
+
+}  // namespace
+
+fs::path run_file_path(const fs::path& dir, const std::string& key) { return dir / kRunsFolder / (key + ".h5"); }
+fs::path sweep_file_path(const fs::path& dir) { return dir / kSweepFile; }
+
+// Validates each run file of DIR/runs in name order and hands it to `visit`, which may
+// keep or drop the record (a merge keeps none in memory: records can be large).
+template <class Visit>
+void for_each_run_file(const fs::path& dir, std::vector<BadResult>& bad, Visit visit) {
+  const fs::path runs = dir / kRunsFolder;
+  std::error_code ec;
+  if (!fs::is_directory(runs, ec)) return;
+  for (const fs::path& file : list_folder(runs)) {
+    if (is_temp_name(file.filename().string()) || file.extension() != ".h5") continue;
+    RunFileCheck check = read_run_file(file);
+    if (check.valid())
+      visit(file, std::move(*check.record));
+    else
+      bad.push_back({file, check.reason});
+  }
+  sort_bad(bad);
+}
+
+ResultsScan scan_runs(const fs::path& dir) {
+  ResultsScan out;
+  for_each_run_file(dir, out.bad, [&](const fs::path&, RunRecord&& r) { out.runs.push_back(std::move(r)); });
+  // Valid files are named by their key, so they are already in key order; keep it explicit.
+  std::sort(out.runs.begin(), out.runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.key < b.key; });
+  return out;
+}
+
+std::vector<fs::path> clear_stale_temporaries(const fs::path& dir) {
+  std::vector<fs::path> stale;
+  const auto consider = [&](const fs::directory_entry& entry) {
+    const std::string name = entry.path().filename().string();
+    if (is_temp_name(name) && !owned_by_live_local_process(name)) stale.push_back(entry.path());
+    return is_temp_name(name);
+  };
+  // runs/ and checkpoints/ at any depth; quarantine/ (its .reason files) and DIR itself
+  // (sweep.h5) are written through temporary names too.
+  for (const char* sub : {kRunsFolder, kCheckpointsFolder, kQuarantineFolder}) {
+    const fs::path folder = dir / sub;
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec)) continue;
+    fs::recursive_directory_iterator it(folder, ec), end;
+    for (; !ec && it != end; it.increment(ec))
+      if (consider(*it)) it.disable_recursion_pending();  // a temporary folder goes as a whole
+    if (ec) throw UserError("cannot list " + folder.string() + ": " + ec.message() + "; check its permissions");
+  }
+  std::error_code ec;
+  if (fs::is_directory(dir, ec))
+    for (const fs::path& p : list_folder(dir)) consider(fs::directory_entry(p));
+  std::sort(stale.begin(), stale.end());
+  for (const fs::path& p : stale) {
+    fs::remove_all(p, ec);
+    if (ec) throw UserError("cannot remove the stale temporary file " + p.string() + ": " + ec.message());
+  }
+  return stale;
+}
+
+fs::path quarantine_bad_file(const fs::path& dir, const fs::path& file, const std::string& reason) {
+  const fs::path qdir = dir / kQuarantineFolder;
+  std::error_code ec;
+  fs::create_directories(qdir, ec);
+  if (ec) throw UserError("cannot create " + qdir.string() + ": " + ec.message() + "; check the folder's permissions");
+  const std::string stamp = utc_timestamp();
+  const std::string base = file.filename().string() + "." + stamp;
+  fs::path dest = qdir / base;
+  for (int i = 1; fs::exists(dest) || fs::exists(dest.string() + ".reason"); ++i)
+    dest = qdir / (base + "-" + std::to_string(i));
+
+  // The file first: once it is out of runs/ the run counts as missing and is recomputed.
+  fs::rename(file, dest, ec);
+  if (ec == std::errc::cross_device_link) {
+    ec.clear();
+    fs::copy_file(file, dest, ec);
+    if (!ec) {
+      fsync_path(dest);
+      fs::remove(file, ec);
+    }
+  }
+  if (ec)
+    throw UserError("cannot move " + file.string() + " to " + dest.string() + ": " + ec.message() +
+                    "; check the permissions of " + dir.string());
+  fsync_path(file.parent_path().empty() ? fs::path(".") : file.parent_path());
+  write_file_atomic(dest.string() + ".reason", "file: " + file.string() + "\nreason: " + reason +
+                                                   "\nquarantined: " + stamp + " by " + process_label() + "\n");
+  return dest;
+}
+
+void merge_results(const fs::path& dir) {
+  h5::silence_error_printing();
+  std::error_code ec;
+  if (!fs::is_directory(dir / kRunsFolder, ec))
+    throw UserError("nothing to merge: " + (dir / kRunsFolder).string() +
+                    " does not exist; give the folder passed to `lrbench run --out`");
+  std::vector<BadResult> bad_files;
+  const fs::path final_path = sweep_file_path(dir);
+  const fs::path tmp = temp_path_for(final_path);
+  try {
+    {
+      h5::File file;
+      try {
+        file = h5::create_file(tmp);
+      } catch (const h5::Error& e) {
+        throw UserError("cannot create " + tmp.string() + " (" + e.stack() +
+                        "); check that the folder is writable and has free space");
+      }
+      h5::Group root = h5::open_group(file, "/");
+      h5::write_int_attribute(root, "schema_version", kResultsSchemaVersion);
+      h5::write_string_attribute(root, "lrbench_version", lrbench_version());
+      h5::write_string_attribute(root, "git_revision", git_revision());
+      json index = json::object();
+      {
+        h5::Group runs = h5::create_group(root, "runs");
+        for_each_run_file(dir, bad_files, [&](const fs::path& src_path, RunRecord&& run) {
+          try {
+            h5::File src = h5::open_file(src_path);
+            // The whole root group: attributes, texts and chunks as stored (checksums included).
+            h5::copy_object(src, "/", runs, run.key);
+          } catch (const h5::Error& e) {
+            // Replaced or removed since it was validated (another process at work): not data.
+            if (h5::link_exists(runs, run.key)) throw;
+            bad_files.push_back({src_path, "could not be copied: " + e.operation() + " failed (" + e.stack() + ")"});
+            return;
+          }
+          index[run.key] = {{"task", spec_field(run.spec, "task", "name")},
+                            {"model", spec_field(run.spec, "model", "name")},
+                            {"seed", run.spec.is_object() ? run.spec.value("seed_index", json()) : json()},
+                            {"status", status_name(run.status)}};
+        });
+      }
+      sort_bad(bad_files);
+      json bad = json::array();
+      for (const BadResult& b : bad_files)
+        bad.push_back({{"file", b.file.lexically_relative(dir).generic_string()}, {"reason", b.reason}});
+      write_text_dataset(root, "bad", bad.dump(-1, ' ', false, json::error_handler_t::replace));
+      write_text_dataset(root, "index", index.dump());
+      h5::write_int_attribute(root, "complete", 1);  // last
+      root.close();
+      file.close();
+    }
+    publish_file(tmp, final_path);
+  } catch (...) {
+    fs::remove(tmp, ec);
+    throw;
+  }
+}
+
+ResultsScan read_sweep_file(const fs::path& path) {
+  h5::silence_error_printing();
+  const std::string redo = "; rebuild it with `lrbench merge " + path.parent_path().string() +
+                           "` if its runs/ folder still exists";
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw UserError("no sweep file " + path.string() + "; create it with `lrbench merge DIR`");
+  h5::File file;
+  try {
+    file = h5::open_file(path);
+  } catch (const h5::Error& e) {
+    throw UserError("cannot open " + path.string() + ": truncated or not an HDF5 file (" + e.stack() + ")" + redo);
+  }
+  ResultsScan out;
+  try {
+    h5::Group root = h5::open_group(file, "/");
+    const auto version = h5::read_int_attribute(root, "schema_version");
+    if (!version) throw UserError(path.string() + " is not an lrbench sweep file (no schema_version)");
+    if (*version != kResultsSchemaVersion)
+      throw UserError(path.string() + " has schema_version " + std::to_string(*version) + "; this lrbench reads " +
+                      std::to_string(kResultsSchemaVersion) + redo);
+    const auto complete = h5::read_int_attribute(root, "complete");
+    if (!complete || *complete != 1) throw UserError(path.string() + " is incomplete: no complete marker" + redo);
+
+    try {
+      const json bad = json::parse(read_text_dataset(root, "bad", "/bad"));
+      for (const json& b : bad)
+        out.bad.push_back({path.parent_path() / b.at("file").get<std::string>(), b.at("reason").get<std::string>()});
+    } catch (const std::exception& e) {  // BadData or bad JSON: the list is lost, the runs are not
+      out.bad.push_back({path, std::string("/bad: ") + e.what()});
+    }
+
+    if (!h5::link_exists(root, "runs")) throw UserError(path.string() + " has no /runs group" + redo);
+    h5::Group runs = h5::open_group(root, "runs");
+    for (const std::string& name : h5::link_names(runs)) {
+      RunFileCheck check;
+      try {
+        h5::Group g = h5::open_group(runs, name);
+        check = read_run_group(g);
+      } catch (const h5::Error& e) {
+        check.reason = "unreadable (" + e.stack() + ")";
+      }
+      if (check.valid() && check.record->key != name) {
+        check.reason = "group name is not the run key (key " + check.record->key + ")";
+        check.record.reset();
+      }
+      if (check.valid())
+        out.runs.push_back(std::move(*check.record));
+      else
+        out.bad.push_back({path, "/runs/" + name + ": " + check.reason});
+    }
+  } catch (const h5::Error& e) {
+    throw UserError("cannot read " + path.string() + ": " + e.what() + redo);
+  }
+  sort_bad(out.bad);
+  return out;
+}
+
+ResultsScan load_results(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_directory(dir / kRunsFolder, ec)) return scan_runs(dir);
+  if (fs::exists(sweep_file_path(dir), ec)) return read_sweep_file(sweep_file_path(dir));
+  throw UserError("no results in " + dir.string() + ": neither " + (dir / kRunsFolder).string() + " nor " +
+                  sweep_file_path(dir).string() +
+                  " exists; give the folder passed to `lrbench run --out` (or run the sweep first)");
+}
+
+}  // namespace lrb

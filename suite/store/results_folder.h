@@ -1,0 +1,54 @@
+#pragma once
+// A results folder DIR (the --out of `lrbench run`):
+//   DIR/runs/<run key>.h5   one file per finished run (run_file.h)
+//   DIR/checkpoints/        checkpoints of runs in progress
+//   DIR/sweep.h5            everything merged by `lrbench merge`
+//   DIR/quarantine/         bad files moved aside, each with a .reason file
+// Layout and rules: results/SCHEMA.md.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "suite/store/run_record.h"
+
+namespace lrb {
+
+struct BadResult {
+  std::filesystem::path file;  // the bad file (a bad group of sweep.h5: sweep.h5, the reason names the group)
+  std::string reason;
+};
+
+struct ResultsScan {
+  std::vector<RunRecord> runs;  // valid runs, by run key
+  std::vector<BadResult> bad;   // invalid files, by path; each counts as missing, never as data
+};
+
+std::filesystem::path run_file_path(const std::filesystem::path& dir, const std::string& key);
+std::filesystem::path sweep_file_path(const std::filesystem::path& dir);
+
+// Validates every DIR/runs/*.h5 (temporary names skipped). No runs/ folder: an empty scan.
+ResultsScan scan_runs(const std::filesystem::path& dir);
+
+// Removes the temporary files that killed processes left in DIR/runs and DIR/checkpoints
+// (at any depth), DIR/quarantine and DIR itself (a sweep.h5 being merged), and returns them. Files of processes still alive on this host are kept; call it before
+// other hosts start writing into DIR (the sweep start, under the folder lock).
+std::vector<std::filesystem::path> clear_stale_temporaries(const std::filesystem::path& dir);
+
+// Moves `file` to DIR/quarantine/<name>.<UTC timestamp>, with <that>.reason beside it
+// holding `reason`, so that nothing is lost and the run can be recomputed. Returns the new path.
+std::filesystem::path quarantine_bad_file(const std::filesystem::path& dir, const std::filesystem::path& file,
+                                          const std::string& reason);
+
+// Writes DIR/sweep.h5 atomically: every valid run of DIR/runs copied as a group, the bad
+// files with their reasons, and an index. Throws UserError when DIR has no runs/ folder.
+void merge_results(const std::filesystem::path& dir);
+
+// Reads a sweep.h5, validating every run group as read_run_file validates a file. Groups
+// that fail and the bad files recorded at merge time are listed in `bad`. Throws
+// UserError when the file as a whole cannot be used.
+ResultsScan read_sweep_file(const std::filesystem::path& path);
+
+// DIR/runs when it exists, else DIR/sweep.h5; a UserError saying what to do when neither does.
+ResultsScan load_results(const std::filesystem::path& dir);
+
+}  // namespace lrb

@@ -1,0 +1,226 @@
+#include "suite/store/run_file.h"
+
+#include <string_view>
+#include <system_error>
+
+#include "suite/config/run_spec.h"
+#include "suite/core/errors.h"
+#include "suite/core/files.h"
+#include "suite/core/sha256.h"
+#include "suite/core/version.h"
+#include "suite/store/h5.h"
+#include "suite/store/text_dataset.h"
+
+namespace lrb {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// Names written in the file; results/SCHEMA.md documents each one.
+constexpr const char* kSchemaVersionAttr = "schema_version";
+constexpr const char* kRunKeyAttr = "run_key";
+constexpr const char* kVersionAttr = "lrbench_version";
+constexpr const char* kRevisionAttr = "git_revision";
+constexpr const char* kCompleteAttr = "complete";
+constexpr const char* kMetricsGroup = "metrics";
+constexpr const char* kCurvesGroup = "curves";
+
+// A metric or curve name becomes one HDF5 link name.
+bool valid_link_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+// Text that is not valid UTF-8 (an exception message quoting raw bytes) must not stop a
+// run from being recorded: dump with replacement characters.
+std::string dump_lenient(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// Stored strings end at the first NUL (NULLPAD); keep such text whole and checksummable.
+std::string without_nul(std::string text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\0')
+      out += "\xEF\xBF\xBD";  // U+FFFD
+    else
+      out += c;
+  }
+  return out;
+}
+
+json parse_json(const std::string& text, const std::string& name) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw BadData("bad JSON in /" + name + ": " + e.what());
+  }
+}
+
+std::vector<double> read_series(const h5::Object& group, const std::string& group_name, const std::string& name) {
+  const std::string where = "/" + group_name + "/" + name;
+  h5::Dataset ds = h5::open_dataset(group, name);
+  if (!h5::is_float_1d(ds)) throw BadData(where + " is not a 1-D float64 dataset");
+  if (!h5::has_fletcher32(ds)) throw BadData("no Fletcher32 checksum on " + where);
+  try {
+    return h5::read_f64_dataset(ds);
+  } catch (const h5::Error& e) {
+    if (e.is_checksum_failure()) throw BadData("checksum error in " + where);
+    throw BadData("cannot read " + where + " (" + e.operation() + ": " + e.stack() + ")");
+  }
+}
+
+}  // namespace
+
+void write_run_group(const h5::Object& group, const RunRecord& record) {
+  LRB_CHECK(record.key == run_key_of(record.spec), "a record's key is the hash of its spec");
+  h5::write_int_attribute(group, kSchemaVersionAttr, kResultsSchemaVersion);
+  h5::write_string_attribute(group, kRunKeyAttr, record.key);
+  h5::write_string_attribute(group, kVersionAttr, lrbench_version());
+  h5::write_string_attribute(group, kRevisionAttr, git_revision());
+
+  write_text_dataset(group, "spec", record.spec.dump());  // exactly the text the run key hashes
+  write_text_dataset(group, "provenance", dump_lenient(record.provenance));
+  write_text_dataset(group, "records", dump_lenient(record.records));
+  write_text_dataset(group, "status", status_name(record.status));
+  write_text_dataset(group, "error", without_nul(record.error));
+
+  h5::Group metrics = h5::create_group(group, kMetricsGroup);
+  for (const auto& [name, value] : record.metrics) {
+    LRB_CHECK(valid_link_name(name), "metric name '" + name + "' is one HDF5 link name");
+    h5::write_f64_dataset(metrics, name, {value}, false);
+  }
+  h5::Group curves = h5::create_group(group, kCurvesGroup);
+  for (const auto& [name, values] : record.curves) {
+    LRB_CHECK(valid_link_name(name), "curve name '" + name + "' is one HDF5 link name");
+    h5::write_f64_dataset(curves, name, values, true);
+  }
+  // Last: a reader that finds the marker knows everything above was written.
+  h5::write_int_attribute(group, kCompleteAttr, 1);
+}
+
+RunFileCheck read_run_group(const h5::Object& group) {
+  RunFileCheck out;
+  try {
+    const auto version = h5::read_int_attribute(group, kSchemaVersionAttr);
+    if (!version) throw BadData("not a run file: no schema_version attribute");
+    if (*version != kResultsSchemaVersion)
+      throw BadData("unknown schema_version " + std::to_string(*version) + " (this lrbench reads " +
+                std::to_string(kResultsSchemaVersion) + ")");
+    const auto complete = h5::read_int_attribute(group, kCompleteAttr);
+    if (!complete || *complete != 1) throw BadData("incomplete: no complete marker");
+    const auto key = h5::read_string_attribute(group, kRunKeyAttr);
+    if (!key) throw BadData("no run_key attribute");
+
+    RunRecord r;
+    r.key = *key;
+    r.spec = parse_json(read_text_dataset(group, "spec", "/spec"), "spec");
+    if (run_key_of(r.spec) != r.key) throw BadData("spec does not hash to the run key");
+    r.provenance = parse_json(read_text_dataset(group, "provenance", "/provenance"), "provenance");
+    r.records = parse_json(read_text_dataset(group, "records", "/records"), "records");
+    const std::string status = read_text_dataset(group, "status", "/status");
+    try {
+      r.status = status_from_name(status);
+    } catch (const std::invalid_argument&) {
+      throw BadData("unknown status '" + status + "' in /status");
+    }
+    r.error = read_text_dataset(group, "error", "/error");
+
+    for (const char* group_name : {kMetricsGroup, kCurvesGroup}) {
+      if (!h5::link_exists(group, group_name)) throw BadData(std::string("missing /") + group_name);
+      h5::Group g = h5::open_group(group, group_name);
+      for (const std::string& name : h5::link_names(g)) {
+        std::vector<double> values = read_series(g, group_name, name);
+        if (std::string_view(group_name) == kCurvesGroup) {
+          r.curves.emplace(name, std::move(values));
+        } else {
+          if (values.size() != 1) throw BadData("/metrics/" + name + " does not hold exactly one value");
+          r.metrics.emplace(name, values[0]);
+        }
+      }
+    }
+    out.record = std::move(r);
+  } catch (const BadData& bad) {
+    out.reason = bad.what();
+  } catch (const h5::Error& e) {
+    out.reason = "unreadable: " + e.operation() + " failed (" + e.stack() + ")";
+  } catch (const std::exception& e) {
+    out.reason = std::string("unreadable: ") + e.what();
+  }
+  return out;
+}
+
+void write_run_file(const fs::path& path, const RunRecord& record) {
+  if (path.parent_path().filename() == "runs")
+    LRB_CHECK(path.stem().string() == record.key, "a run file in runs/ is named by its run key");
+  const fs::path folder = path.parent_path().empty() ? fs::path(".") : path.parent_path();
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec)
+    throw UserError("cannot create the results folder " + folder.string() + ": " + ec.message() +
+                    "; choose an --out folder you can write to");
+  const fs::path tmp = temp_path_for(path);
+  try {
+    {
+      h5::File file;
+      try {
+        file = h5::create_file(tmp);
+      } catch (const h5::Error& e) {
+        throw UserError("cannot create " + tmp.string() + " (" + e.stack() +
+                        "); check that the folder is writable and has free space");
+      }
+      h5::Group root = h5::open_group(file, "/");
+      write_run_group(root, record);
+      root.close();
+      file.close();  // the real write happens here: check it
+    }
+    publish_file(tmp, path);
+  } catch (...) {
+    fs::remove(tmp, ec);  // nothing left behind; the error that matters is the first one
+    throw;
+  }
+}
+
+RunFileCheck read_run_file(const fs::path& path) {
+  h5::silence_error_printing();
+  RunFileCheck out;
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    out.reason = "missing";
+    return out;
+  }
+  if (!fs::is_regular_file(status)) {
+    out.reason = "not a regular file";
+    return out;
+  }
+  if (fs::file_size(path, ec) == 0 && !ec) {
+    out.reason = "cannot open: empty file";
+    return out;
+  }
+  try {
+    h5::File file;
+    try {
+      file = h5::open_file(path);
+    } catch (const h5::Error& e) {
+      out.reason = "cannot open: truncated or not an HDF5 file (" + e.stack() + ")";
+      return out;
+    }
+    h5::Group root = h5::open_group(file, "/");
+    out = read_run_group(root);
+  } catch (const h5::Error& e) {
+    out.reason = "unreadable: " + e.operation() + " failed (" + e.stack() + ")";
+    return out;
+  } catch (const std::exception& e) {
+    out.reason = std::string("unreadable: ") + e.what();
+    return out;
+  }
+  if (out.valid() && path.parent_path().filename() == "runs" && path.stem().string() != out.record->key) {
+    out.reason = "file name is not the run key (name " + path.stem().string() + ", key " + out.record->key + ")";
+    out.record.reset();
+  }
+  return out;
+}
+
+}  // namespace lrb

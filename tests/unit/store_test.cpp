@@ -1,0 +1,489 @@
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+
+#include "suite/config/run_spec.h"
+#include "suite/core/errors.h"
+#include "suite/core/files.h"
+#include "suite/core/process_info.h"
+#include "suite/store/h5.h"
+#include "suite/store/results_folder.h"
+#include "suite/store/run_file.h"
+
+namespace lrb {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// A full record: every field set, NaN and infinities, an empty curve, UTF-8 error text and a
+// records JSON over 100 KiB. `tag` makes the spec (and so the key) unique and findable.
+RunRecord make_record(const std::string& tag, int seed = 0, RunStatus status = RunStatus::Failed) {
+  RunRecord r;
+  r.spec = {{"version", 1},
+            {"task", {{"name", "listops"}, {"seq_len", 512}, {"options", {{"marker", "SPECMARK_" + tag + "_END"}}}}},
+            {"model", {{"name", "transformer"}, {"options", {{"dim", 64}, {"depth", 2}}}}},
+            {"train", {{"steps", 300}, {"lr", 1e-3}}},
+            {"seed_index", seed},
+            {"base_seed", 1},
+            {"device", "cpu"}};
+  r.key = run_key_of(r.spec);
+  r.provenance = {{"host", "node-1"}, {"rank", 3}, {"threads", 2}, {"git", {{"revision", "abc"}, {"dirty", true}}}};
+  r.status = status;
+  r.error = status == RunStatus::Ok ? "" : "non-finite loss at step 17: perte non finie — потеря ✗ 損失";
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  r.metrics = {{"eval_accuracy", 0.625}, {"train_loss", nan}, {"peak_bytes", 1.5e9},
+               {"grad_norm_max", inf},   {"score_min", -inf},  {"steps_done", 17}};
+  std::vector<double> loss(1000);
+  for (size_t i = 0; i < loss.size(); ++i) loss[i] = 2.0 / (1.0 + 0.01 * static_cast<double>(i));
+  r.curves = {{"train_loss", loss}, {"train_step", std::vector<double>(1000, 1.0)}, {"eval_step", {}}};
+  json blocks = json::array();
+  for (int i = 0; i < 3000; ++i) blocks.push_back({{"block", i}, {"attention", "linear"}, {"pad", "xxxxxxxxxx"}});
+  r.records = {{"task", {{"metrics", {"accuracy"}}}}, {"blocks", blocks}};
+  return r;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+void expect_same(const RunRecord& a, const RunRecord& b) {
+  EXPECT_EQ(a.key, b.key);
+  EXPECT_EQ(a.spec, b.spec);
+  EXPECT_EQ(a.provenance, b.provenance);
+  EXPECT_EQ(a.records, b.records);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.error, b.error);
+  ASSERT_EQ(a.metrics.size(), b.metrics.size());
+  for (const auto& [name, v] : a.metrics) {
+    ASSERT_TRUE(b.metrics.count(name)) << name;
+    EXPECT_TRUE(same_bits(v, b.metrics.at(name))) << name << ": " << v << " vs " << b.metrics.at(name);
+  }
+  ASSERT_EQ(a.curves.size(), b.curves.size());
+  for (const auto& [name, v] : a.curves) {
+    ASSERT_TRUE(b.curves.count(name)) << name;
+    const auto& w = b.curves.at(name);
+    ASSERT_EQ(v.size(), w.size()) << name;
+    for (size_t i = 0; i < v.size(); ++i) ASSERT_TRUE(same_bits(v[i], w[i])) << name << "[" << i << "]";
+  }
+}
+
+std::vector<std::string> names_in(const fs::path& folder) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(folder)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void flip_byte(const fs::path& file, std::uint64_t offset, unsigned char mask) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f);
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  ASSERT_TRUE(f.get(c));
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.put(static_cast<char>(static_cast<unsigned char>(c) ^ mask));
+  ASSERT_TRUE(f);
+}
+
+// The file offset of the first chunk of a chunked dataset.
+std::uint64_t chunk_offset(const fs::path& file, const std::string& dataset) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_GE(f, 0);
+  const hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
+  EXPECT_GE(d, 0);
+  const hid_t s = H5Dget_space(d);
+  hsize_t coords[1] = {0}, size = 0;
+  unsigned mask = 0;
+  haddr_t addr = HADDR_UNDEF;
+  EXPECT_GE(H5Dget_chunk_info(d, s, 0, coords, &mask, &addr, &size), 0);
+  EXPECT_GT(size, 4u);
+  H5Sclose(s);
+  H5Dclose(d);
+  H5Fclose(f);
+  return addr;
+}
+
+void edit_root(const fs::path& file, const std::function<void(hid_t)>& edit) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  edit(f);
+  ASSERT_GE(H5Fclose(f), 0);
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    h5::silence_error_printing();
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           (std::string("lrb_store_") + info->name() + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "runs");
+  }
+  void TearDown() override {
+    // A leaked handle would keep a file open, and HDF5 would then serve later opens from
+    // its caches instead of the bytes on disk.
+    EXPECT_EQ(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+    fs::remove_all(dir_);
+  }
+  fs::path write(const RunRecord& r) {
+    const fs::path p = run_file_path(dir_, r.key);
+    write_run_file(p, r);
+    return p;
+  }
+  fs::path dir_;
+};
+
+TEST_F(StoreTest, RoundTripsAFullRecord) {
+  const RunRecord r = make_record("roundtrip");
+  const fs::path p = write(r);
+  EXPECT_EQ(names_in(dir_ / "runs"), std::vector<std::string>{r.key + ".h5"});  // no temporary left
+  const RunFileCheck c = read_run_file(p);
+  ASSERT_TRUE(c.valid()) << c.reason;
+  expect_same(r, *c.record);
+  EXPECT_GT(r.records.dump().size(), 100u * 1024);
+}
+
+TEST_F(StoreTest, OkRecordWithNoMetricsOrCurves) {
+  RunRecord r = make_record("bare", 0, RunStatus::Ok);
+  r.metrics.clear();
+  r.curves.clear();
+  r.records = json::object();
+  const RunFileCheck c = read_run_file(write(r));
+  ASSERT_TRUE(c.valid()) << c.reason;
+  expect_same(r, *c.record);
+}
+
+TEST_F(StoreTest, FailedWriteLeavesNothingBehind) {
+  const RunRecord r = make_record("blocked");
+  const fs::path p = run_file_path(dir_, r.key);
+  fs::create_directories(p / "occupied");  // a non-empty folder where the file should go: rename fails
+  EXPECT_THROW(write_run_file(p, r), UserError);
+  EXPECT_EQ(names_in(dir_ / "runs"), std::vector<std::string>{r.key + ".h5"});
+  EXPECT_TRUE(fs::is_directory(p));
+}
+
+TEST_F(StoreTest, TruncatedFileIsReported) {
+  const fs::path p = write(make_record("truncated"));
+  fs::resize_file(p, fs::file_size(p) / 2);
+  const RunFileCheck c = read_run_file(p);
+  EXPECT_FALSE(c.valid());
+  EXPECT_NE(c.reason.find("cannot open: truncated or not an HDF5 file"), std::string::npos) << c.reason;
+}
+
+TEST_F(StoreTest, NotHdf5AndEmptyFilesAreReported) {
+  const fs::path text = dir_ / "runs" / "text.h5";
+  std::ofstream(text) << "not hdf5 at all";
+  EXPECT_NE(read_run_file(text).reason.find("cannot open"), std::string::npos);
+  const fs::path empty = dir_ / "runs" / "empty.h5";
+  std::ofstream{empty};
+  EXPECT_EQ(read_run_file(empty).reason, "cannot open: empty file");
+  EXPECT_EQ(read_run_file(dir_ / "runs" / "absent.h5").reason, "missing");
+}
+
+TEST_F(StoreTest, FlippedCurveByteIsAChecksumError) {
+  const fs::path p = write(make_record("curveflip"));
+  flip_byte(p, chunk_offset(p, "/curves/train_loss") + 100, 0xFF);
+  const RunFileCheck c = read_run_file(p);
+  EXPECT_FALSE(c.valid());
+  EXPECT_EQ(c.reason, "checksum error in /curves/train_loss");
+}
+
+TEST_F(StoreTest, FlippedMetricByteIsAChecksumError) {
+  const fs::path p = write(make_record("metricflip"));
+  flip_byte(p, chunk_offset(p, "/metrics/eval_accuracy") + 3, 0x01);
+  EXPECT_EQ(read_run_file(p).reason, "checksum error in /metrics/eval_accuracy");
+}
+
+TEST_F(StoreTest, FlippedSpecByteIsCaught) {
+  const RunRecord r = make_record("specflip");
+  const fs::path p = write(r);
+  const std::string bytes = read_file(p);
+  const std::string marker = "SPECMARK_specflip_END";
+  const auto at = bytes.find(marker);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(bytes.find(marker, at + 1), std::string::npos);
+  flip_byte(p, at + 9, 0x01);  // 's' -> 'r': still valid UTF-8 and JSON
+  const RunFileCheck c = read_run_file(p);
+  EXPECT_FALSE(c.valid());
+  EXPECT_EQ(c.reason, "checksum error in /spec");  // the text sits in a Fletcher32 chunk
+}
+
+TEST_F(StoreTest, TextNotMatchingItsSha256IsCaught) {
+  const fs::path p = write(make_record("sha"));
+  edit_root(p, [](hid_t f) {
+    const hid_t d = H5Dopen2(f, "spec", H5P_DEFAULT);
+    ASSERT_GE(d, 0);
+    ASSERT_GE(H5Adelete(d, "sha256"), 0);
+    h5::Dataset ds(d, "test");
+    h5::write_string_attribute(ds, "sha256", std::string(64, '0'));
+  });
+  EXPECT_EQ(read_run_file(p).reason, "sha256 mismatch in /spec");
+}
+
+TEST_F(StoreTest, SpecNotMatchingTheKeyIsCaught) {
+  const fs::path p = write(make_record("key"));
+  edit_root(p, [](hid_t f) {
+    h5::Group root(H5Gopen2(f, "/", H5P_DEFAULT), "test");
+    h5::delete_attribute(root, "run_key");
+    h5::write_string_attribute(root, "run_key", std::string(64, 'b'));
+  });
+  EXPECT_EQ(read_run_file(dir_ / "x.h5").reason, "missing");
+  EXPECT_EQ(read_run_file(p).reason, "spec does not hash to the run key");
+}
+
+// Damage anywhere in a file is reported (or is harmless), never a crash and never
+// different data: every metadata block and every chunk carries a checksum, and nothing is
+// stored in the unchecksummed global heap.
+TEST_F(StoreTest, AnyFlippedByteIsCaughtOrHarmless) {
+  RunRecord r = make_record("fuzz", 0, RunStatus::Failed);
+  r.records = {{"small", true}};
+  r.curves["train_loss"].resize(50);
+  r.curves["train_step"].resize(50);
+  const fs::path p = write(r);
+  const std::string orig = read_file(p);
+  int caught = 0;
+  // A stride (not every byte) keeps the test short; every byte was checked once by hand.
+  for (size_t off = 0; off < orig.size(); off += 23) {
+    std::string bytes = orig;
+    bytes[off] = static_cast<char>(bytes[off] ^ 0x5A);
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+    const RunFileCheck c = read_run_file(p);
+    if (c.valid())
+      expect_same(r, *c.record);
+    else
+      ++caught;
+  }
+  EXPECT_GT(caught, 0);
+}
+
+TEST_F(StoreTest, MissingMarkerIsIncomplete) {
+  const fs::path p = write(make_record("incomplete"));
+  edit_root(p, [](hid_t f) { ASSERT_GE(H5Adelete(f, "complete"), 0); });
+  EXPECT_EQ(read_run_file(p).reason, "incomplete: no complete marker");
+}
+
+TEST_F(StoreTest, UnknownSchemaVersionIsReported) {
+  const fs::path p = write(make_record("schema"));
+  edit_root(p, [](hid_t f) {
+    ASSERT_GE(H5Adelete(f, "schema_version"), 0);
+    const hid_t s = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(f, "schema_version", H5T_STD_I64LE, s, H5P_DEFAULT, H5P_DEFAULT);
+    const long long v = 7;
+    ASSERT_GE(H5Awrite(a, H5T_NATIVE_LLONG, &v), 0);
+    H5Aclose(a);
+    H5Sclose(s);
+  });
+  EXPECT_EQ(read_run_file(p).reason.rfind("unknown schema_version 7", 0), 0u) << read_run_file(p).reason;
+}
+
+TEST_F(StoreTest, RenamedFileIsReported) {
+  const RunRecord r = make_record("renamed");
+  const fs::path p = write(r);
+  const fs::path other = dir_ / "runs" / (std::string(64, 'a') + ".h5");
+  fs::rename(p, other);
+  const RunFileCheck c = read_run_file(other);
+  EXPECT_FALSE(c.valid());
+  EXPECT_EQ(c.reason.rfind("file name is not the run key", 0), 0u) << c.reason;
+  // Outside a runs/ folder the name is free (a copy handed around, an export).
+  const fs::path loose = dir_ / "some_run.h5";
+  fs::copy_file(other, loose);
+  EXPECT_TRUE(read_run_file(loose).valid());
+}
+
+TEST_F(StoreTest, ScanSeparatesGoodAndBadFiles) {
+  std::vector<RunRecord> good;
+  for (int s = 0; s < 3; ++s) good.push_back(make_record("scan", s, RunStatus::Ok));
+  for (const auto& r : good) write(r);
+  const fs::path truncated = write(make_record("scan_truncated"));
+  fs::resize_file(truncated, fs::file_size(truncated) / 3);
+  std::ofstream(dir_ / "runs" / "junk.h5") << "junk";
+  std::ofstream(dir_ / "runs" / ("." + good[0].key + ".h5.tmp.host.1")) << "in progress";
+  std::ofstream(dir_ / "runs" / "notes.txt") << "not a run";
+
+  const ResultsScan scan = scan_runs(dir_);
+  ASSERT_EQ(scan.runs.size(), 3u);
+  std::sort(good.begin(), good.end(), [](const RunRecord& a, const RunRecord& b) { return a.key < b.key; });
+  for (size_t i = 0; i < good.size(); ++i) expect_same(good[i], scan.runs[i]);
+  ASSERT_EQ(scan.bad.size(), 2u);
+  EXPECT_TRUE(std::is_sorted(scan.bad.begin(), scan.bad.end(),
+                             [](const BadResult& a, const BadResult& b) { return a.file < b.file; }));
+  for (const auto& b : scan.bad) {
+    EXPECT_TRUE(b.file == truncated || b.file == dir_ / "runs" / "junk.h5") << b.file;
+    EXPECT_NE(b.reason.find("cannot open"), std::string::npos) << b.reason;
+  }
+}
+
+TEST_F(StoreTest, ClearsStaleTemporaries) {
+  const RunRecord r = make_record("keep");
+  write(r);
+  const std::string me = host_name();
+  const fs::path other_host = dir_ / "runs" / ".x.h5.tmp.some-other-host.example.org.123";
+  const fs::path dead = dir_ / "runs" / (".y.h5.tmp." + me + ".999999999");
+  const fs::path mine = dir_ / "runs" / (".z.h5.tmp." + me + "." + std::to_string(::getpid()));
+  fs::create_directories(dir_ / "checkpoints" / "run1");
+  const fs::path ckpt = dir_ / "checkpoints" / "run1" / (".ckpt.pt.tmp." + me + ".999999998");
+  const fs::path ckpt_ok = dir_ / "checkpoints" / "run1" / "ckpt.pt";
+  const fs::path sweep = dir_ / (".sweep.h5.tmp." + me + ".999999997");
+  for (const auto& p : {other_host, dead, mine, ckpt, ckpt_ok, sweep}) std::ofstream(p) << "x";
+
+  const auto removed = clear_stale_temporaries(dir_);
+  std::vector<fs::path> expected{other_host, dead, ckpt, sweep};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(removed, expected);
+  for (const auto& p : expected) EXPECT_FALSE(fs::exists(p)) << p;
+  EXPECT_TRUE(fs::exists(mine));  // a live process of this host is still writing it
+  EXPECT_TRUE(fs::exists(ckpt_ok));
+  EXPECT_TRUE(read_run_file(run_file_path(dir_, r.key)).valid());
+  EXPECT_TRUE(clear_stale_temporaries(dir_ / "nowhere").empty());
+}
+
+TEST_F(StoreTest, QuarantineKeepsTheFileAndItsReason) {
+  const fs::path p = write(make_record("quarantine"));
+  const std::string bytes = read_file(p);
+  const fs::path q = quarantine_bad_file(dir_, p, "checksum error in /curves/train_loss");
+  EXPECT_FALSE(fs::exists(p));
+  EXPECT_EQ(q.parent_path(), dir_ / "quarantine");
+  EXPECT_EQ(q.filename().string().rfind(p.filename().string() + ".", 0), 0u) << q;
+  EXPECT_EQ(read_file(q), bytes);
+  const std::string reason = read_file(q.string() + ".reason");
+  EXPECT_NE(reason.find("checksum error in /curves/train_loss"), std::string::npos) << reason;
+  EXPECT_NE(reason.find(p.string()), std::string::npos) << reason;
+  // The same name again (within the same second) does not overwrite the first.
+  std::ofstream(p) << "again";
+  const fs::path q2 = quarantine_bad_file(dir_, p, "second");
+  EXPECT_NE(q2, q);
+  EXPECT_EQ(read_file(q), bytes);
+  EXPECT_EQ(read_file(q2), "again");
+}
+
+TEST_F(StoreTest, MergeThenReadSweepFile) {
+  std::vector<RunRecord> good{make_record("merge", 0, RunStatus::Ok), make_record("merge", 1, RunStatus::Failed),
+                              make_record("merge", 2, RunStatus::Stopped)};
+  for (const auto& r : good) write(r);
+  std::sort(good.begin(), good.end(), [](const RunRecord& a, const RunRecord& b) { return a.key < b.key; });
+  const fs::path bad = write(make_record("merge_bad"));
+  flip_byte(bad, chunk_offset(bad, "/curves/train_loss") + 8, 0x10);
+
+  merge_results(dir_);
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"runs", "sweep.h5"}));  // no temporary left
+  ResultsScan sweep = read_sweep_file(sweep_file_path(dir_));
+  ASSERT_EQ(sweep.runs.size(), good.size());
+  for (size_t i = 0; i < good.size(); ++i) expect_same(good[i], sweep.runs[i]);
+  ASSERT_EQ(sweep.bad.size(), 1u);
+  EXPECT_EQ(sweep.bad[0].file, bad);
+  EXPECT_EQ(sweep.bad[0].reason, "checksum error in /curves/train_loss");
+
+  // The index names each run's cell.
+  const hid_t f = H5Fopen(sweep_file_path(dir_).c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  h5::Group root(H5Gopen2(f, "/", H5P_DEFAULT), "sweep.h5");
+  h5::Dataset ds = h5::open_dataset(root, "index");
+  const json index = json::parse(h5::read_string_dataset(ds));
+  ds.reset();
+  root.reset();
+  H5Fclose(f);
+  EXPECT_EQ(index.at(good[0].key).at("model"), "transformer");
+  EXPECT_EQ(index.at(good[0].key).at("task"), "listops");
+  EXPECT_EQ(index.size(), 3u);
+
+  // Without runs/, load_results falls back to sweep.h5.
+  fs::remove_all(dir_ / "runs");
+  sweep = load_results(dir_);
+  ASSERT_EQ(sweep.runs.size(), good.size());
+  expect_same(good[1], sweep.runs[1]);
+}
+
+TEST_F(StoreTest, CorruptGroupInSweepFileIsNamed) {
+  const RunRecord r = make_record("sweepflip");
+  write(r);
+  merge_results(dir_);
+  const fs::path sweep = sweep_file_path(dir_);
+  flip_byte(sweep, chunk_offset(sweep, "/runs/" + r.key + "/curves/train_loss") + 40, 0x80);
+  const ResultsScan s = read_sweep_file(sweep);
+  EXPECT_TRUE(s.runs.empty());
+  ASSERT_EQ(s.bad.size(), 1u);
+  EXPECT_EQ(s.bad[0].file, sweep);
+  EXPECT_EQ(s.bad[0].reason, "/runs/" + r.key + ": checksum error in /curves/train_loss");
+}
+
+TEST_F(StoreTest, MissingResultsAreUserErrors) {
+  fs::remove_all(dir_ / "runs");
+  EXPECT_THROW(load_results(dir_), UserError);
+  EXPECT_THROW(merge_results(dir_), UserError);
+  std::ofstream(sweep_file_path(dir_)) << "garbage";
+  try {
+    read_sweep_file(sweep_file_path(dir_));
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated or not an HDF5 file"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(StoreTest, WritingIsFast) {
+  // Reported, not asserted: times vary by machine (the target is a few ms per file).
+  const int n = 20;
+  std::vector<RunRecord> records;
+  for (int i = 0; i < n; ++i) records.push_back(make_record("speed", i, RunStatus::Ok));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& r : records) write(r);
+  const auto t1 = std::chrono::steady_clock::now();
+  for (const auto& r : records) ASSERT_TRUE(read_run_file(run_file_path(dir_, r.key)).valid());
+  const auto t2 = std::chrono::steady_clock::now();
+  const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  std::printf("[ timing ] write %.2f ms, read+validate %.2f ms per run file (%zu KiB)\n", ms(t1 - t0) / n,
+              ms(t2 - t1) / n, static_cast<size_t>(fs::file_size(run_file_path(dir_, records[0].key)) / 1024));
+}
+
+TEST(StoreH5, ErrorsNameOperationFileProcessAndStack) {
+  try {
+    h5::open_file("/nonexistent/folder/x.h5");
+    FAIL() << "no error";
+  } catch (const h5::Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.operation(), "H5Fopen");
+    EXPECT_NE(what.find("/nonexistent/folder/x.h5"), std::string::npos) << what;
+    EXPECT_NE(what.find(process_label()), std::string::npos) << what;
+    EXPECT_FALSE(e.stack().empty());
+    EXPECT_NE(what.find("H5Fopen"), std::string::npos) << what;
+  }
+}
+
+TEST(StoreProcessInfo, RankComesFromTheLauncher) {
+  const char* saved[3];
+  const char* names[3] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"};
+  std::string values[3];
+  for (int i = 0; i < 3; ++i) {
+    saved[i] = std::getenv(names[i]);
+    if (saved[i]) values[i] = saved[i];
+    ::unsetenv(names[i]);
+  }
+  EXPECT_EQ(process_rank(), 0);
+  ::setenv("SLURM_PROCID", "5", 1);
+  EXPECT_EQ(process_rank(), 5);
+  ::setenv("PMIX_RANK", "4", 1);
+  EXPECT_EQ(process_rank(), 4);
+  ::setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+  EXPECT_EQ(process_rank(), 3);
+  EXPECT_EQ(process_label(), "host " + host_name() + " rank 3");
+  ::setenv("OMPI_COMM_WORLD_RANK", "x", 1);
+  EXPECT_EQ(process_rank(), 4);
+  for (int i = 0; i < 3; ++i) {
+    if (saved[i])
+      ::setenv(names[i], values[i].c_str(), 1);
+    else
+      ::unsetenv(names[i]);
+  }
+}
+
+}  // namespace
+}  // namespace lrb
