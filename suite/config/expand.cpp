@@ -192,17 +192,47 @@ std::map<std::string, json> setting_leaves(const json& spec) {
 }  // namespace
 
 std::vector<std::string> varying_paths(const std::vector<json>& specs) {
+  std::vector<std::map<std::string, json>> leaves;
   std::map<std::string, std::set<std::string>> seen;
-  for (const auto& s : specs)
-    for (const auto& [path, v] : setting_leaves(s)) seen[path].insert(v.dump());
-  std::vector<std::string> out;
-  for (const auto& [path, values] : seen) {
-    // A path absent from some specs (another model's option) still varies if it has 2+ values.
-    if (values.size() > 1) out.push_back(path);
+  for (const auto& s : specs) {
+    leaves.push_back(setting_leaves(s));
+    for (const auto& [path, v] : leaves.back()) seen[path].insert(v.dump());
   }
-  // seq_len first: it is the axis every table is about.
-  std::stable_partition(out.begin(), out.end(), [](const std::string& p) { return p == "task.seq_len"; });
-  return out;
+  std::vector<std::string> candidates;
+  for (const auto& [path, values] : seen)
+    if (values.size() > 1) candidates.push_back(path);
+  // Show the fewest paths that tell runs apart: seq_len first, then model, train and task
+  // options; a path whose value follows from the paths already kept (a default derived
+  // from seq_len, say) adds nothing and is left out.
+  auto priority = [](const std::string& p) {
+    if (p == "task.seq_len") return 0;
+    if (p.rfind("model.", 0) == 0) return 1;
+    if (p.rfind("train.", 0) == 0) return 2;
+    return 3;
+  };
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](const std::string& a, const std::string& b) { return priority(a) < priority(b); });
+  std::vector<std::string> kept;
+  for (const auto& path : candidates) {
+    std::map<std::string, std::string> determined;  // values of kept paths -> value of this path
+    bool function = true;
+    for (const auto& l : leaves) {
+      std::string k;
+      for (const auto& kp : kept) {
+        auto it = l.find(kp);
+        k += (it == l.end() ? "~" : it->second.dump()) + "\x1f";
+      }
+      auto it = l.find(path);
+      const std::string v = it == l.end() ? "~" : it->second.dump();
+      auto [pos, fresh] = determined.emplace(k, v);
+      if (!fresh && pos->second != v) {
+        function = false;
+        break;
+      }
+    }
+    if (!function) kept.push_back(path);
+  }
+  return kept;
 }
 
 json value_at_path(const json& spec, const std::string& path) {

@@ -51,7 +51,7 @@ Report build_summary_report(const ResultsScan& scan, const ReportOptions& option
         small_n = true;
       } else {
         row[2] = {number(*s.mean) + " ± " + number(*s.std), *s.mean};
-        row[3] = {"[" + number(s.t_ci->lower) + ", " + number(s.t_ci->upper) + "]", s.t_ci->lower};
+        row[3] = {"[" + number(s.t_ci->lo) + ", " + number(s.t_ci->hi) + "]", s.t_ci->lo};
         if (s.n < 3) small_n = true;
       }
       row[4] = {std::to_string(s.n), static_cast<double>(s.n)};

@@ -1,6 +1,8 @@
 #include "suite/run/sweep_runner.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <unistd.h>
 #include <fmt/core.h>
 #include <torch/version.h>
 
