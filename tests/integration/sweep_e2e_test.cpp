@@ -80,7 +80,7 @@ TEST(SlowSweep, BadConfigExitsTwoAndRunsNothing) {
   test::write_text(t / "sweep.toml", spec);
   auto r = test::run(run_cmd(t));
   EXPECT_EQ(r.code, kExitUsage) << r.output;
-  EXPECT_NE(r.output.find("sweep.toml:10:1: unknown key 'batchsize' in [train]; did you mean 'batch_size'?"), std::string::npos)
+  EXPECT_NE(r.output.find("sweep.toml:9:1: unknown key 'batchsize' in [train]; did you mean 'batch_size'?"), std::string::npos)
       << r.output;
   EXPECT_FALSE(std::filesystem::exists(t / "out"));
 }
