@@ -138,7 +138,7 @@ ModelEntry transformer_entry() {
   };
   e.schema.resolve = [](json& o, const json&) {
     if (o["dim"].get<std::int64_t>() % o["heads"].get<std::int64_t>() != 0)
-      throw OptionError("heads", "heads (" + o["heads"].dump() + ") must divide dim (" + o["dim"].dump() + ")");
+      throw OptionError(std::vector<std::string>{"heads", "dim"}, "heads (" + o["heads"].dump() + ") must divide dim (" + o["dim"].dump() + ")");
   };
   e.flops = transformer_flops;
   e.make = [](const json& o, const TaskInfo& t) -> std::shared_ptr<Model> {

@@ -57,8 +57,12 @@ Resolved resolve_options(const OptionSchema& schema, const std::vector<std::pair
         throw OptionError(o.name, "'" + o.name + "' is required (" + o.help + ")");
   } catch (const OptionError& e) {
     r.error = "in " + section + ": " + e.what();
-    auto it = where.find(e.option);
-    r.where = it != where.end() ? it->second : block_where;
+    r.where = block_where;
+    for (const auto& name : e.options)
+      if (auto it = where.find(name); it != where.end()) {
+        r.where = it->second;
+        break;
+      }
   }
   return r;
 }
@@ -111,6 +115,7 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
     if (ok == 0) throw *first_error;
   }
 
+  std::vector<SourceLocation> run_origin;  // the [[model]] table each run came from
   std::vector<std::size_t> model_ok(spec.models.size(), 0);
   std::vector<std::optional<UserError>> model_error(spec.models.size());
   for (const auto& ts : task_states) {
@@ -155,6 +160,7 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
             RunSpec run = make_run_spec(std::move(s), ts.info, cost);
             run.index = static_cast<std::int64_t>(out.runs.size());
             out.runs.push_back(std::move(run));
+            run_origin.push_back(block.where);
           }
         }
       }
@@ -164,12 +170,15 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
     if (model_ok[mi] == 0 && model_error[mi]) throw *model_error[mi];
 
   // Two blocks that resolve to the same experiment would run it once but count it twice.
-  std::set<std::string> keys;
-  for (const auto& r : out.runs)
-    if (!keys.insert(r.key).second)
-      throw UserError(SourceLocation{spec.file, 0, 0},
-                      "two [[model]] or [[task]] tables describe the same run (" + r.model_name() + " on " +
-                          r.task_name() + ", seed " + std::to_string(r.seed_index()) + "); remove the duplicate");
+  std::map<std::string, std::size_t> keys;
+  for (std::size_t i = 0; i < out.runs.size(); ++i) {
+    const RunSpec& r = out.runs[i];
+    auto [it, fresh] = keys.emplace(r.key, i);
+    if (!fresh)
+      throw UserError(run_origin[i], "this table describes the same run as an earlier one (" + r.model_name() + " on " +
+                                         r.task_name() + " seq_len " + std::to_string(r.seq_len()) + ", seed " +
+                                         std::to_string(r.seed_index()) + "); remove the duplicate");
+  }
   return out;
 }
 

@@ -82,9 +82,13 @@ UserError fail(const SourceLocation& at, const std::string& section, const Optio
 
 using BadValue = std::function<UserError(const std::string&)>;
 
+std::string number_text(double v, bool is_int) {
+  return is_int ? std::to_string(static_cast<std::int64_t>(v)) : json(v).dump();
+}
+
 json check_number(double v, bool is_int, const OptionSpec& spec, const BadValue& bad) {
-  if (spec.min && v < *spec.min) throw bad("must be at least " + json(*spec.min).dump() + ", got " + json(v).dump());
-  if (spec.max && v > *spec.max) throw bad("must be at most " + json(*spec.max).dump() + ", got " + json(v).dump());
+  if (spec.min && v < *spec.min) throw bad("must be at least " + number_text(*spec.min, is_int) + ", got " + number_text(v, is_int));
+  if (spec.max && v > *spec.max) throw bad("must be at most " + number_text(*spec.max, is_int) + ", got " + number_text(v, is_int));
   if (is_int) return json(static_cast<std::int64_t>(v));
   return json(v);
 }

@@ -36,11 +36,14 @@ struct OptionSpec {
   bool axis = true;                  // whether a list of values sweeps this option
 };
 
-// Thrown by resolve hooks for rules across options; the caller adds file:line:column.
+// Thrown by resolve hooks for rules across options; the caller adds the file:line:column
+// of the first of `options` the user wrote (else of the table).
 struct OptionError : std::runtime_error {
   OptionError(std::string option_name, const std::string& message)
-      : std::runtime_error(message), option(std::move(option_name)) {}
-  std::string option;
+      : std::runtime_error(message), options{std::move(option_name)} {}
+  OptionError(std::vector<std::string> option_names, const std::string& message)
+      : std::runtime_error(message), options(std::move(option_names)) {}
+  std::vector<std::string> options;
 };
 
 struct OptionSchema {

@@ -147,7 +147,12 @@ Block parse_task(const toml::table& t, const std::string& file) {
     OptionAxis axis{"seq_len", {}, key_location(t, "seq_len", file)};
     if (auto arr = sl->as_array()) {
       if (arr->empty()) throw UserError(location_of(*sl, file), "in " + section + ", 'seq_len' is an empty list");
-      for (const auto& el : *arr) axis.values.push_back(read_value(el, seq_len_spec, file, section));
+      for (const auto& el : *arr) {
+        json v = read_value(el, seq_len_spec, file, section);
+        if (std::find(axis.values.begin(), axis.values.end(), v) != axis.values.end())
+          throw UserError(location_of(el, file), "in " + section + ", 'seq_len' lists " + v.dump() + " twice");
+        axis.values.push_back(std::move(v));
+      }
     } else {
       axis.values.push_back(read_value(*sl, seq_len_spec, file, section));
     }
