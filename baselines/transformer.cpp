@@ -1,5 +1,5 @@
-// The Transformer encoder baseline: token embedding + learned positions, pre-norm layers
-// (attention + MLP), CLS or mean pooling, LayerNorm, Linear head. attention = "softmax" is
+// The Transformer encoder baseline: an input stem (tokens, 1-D signal or 2-D grid),
+// pre-norm layers (attention + MLP), CLS or mean pooling, LayerNorm, Linear head. attention = "softmax" is
 // the vanilla Transformer; "linear" is the Linear Transformer (Katharopoulos et al. 2020,
 // feature map elu+1).
 #include <ATen/ATen.h>
@@ -11,6 +11,7 @@
 
 #include <cmath>
 
+#include "suite/nn/input_stem.h"
 #include "suite/registry/registry.h"
 #include "suite/run/model.h"
 
@@ -18,14 +19,17 @@ namespace lrb {
 namespace {
 
 struct Config {
-  std::int64_t dim, depth, heads, mlp_ratio, classes, tokens, vocab, pad;
+  std::int64_t dim, depth, heads, mlp_ratio, classes, tokens;
   double dropout;
   bool cls_pooling, linear;
 };
 
 Config config_of(const json& o, const TaskInfo& t) {
-  return {o.at("dim"), o.at("depth"), o.at("heads"), o.at("mlp_ratio"), t.num_classes, t.tokens(), t.vocab_size,
-          t.pad_token, o.at("dropout"), o.at("pooling") == "cls", o.at("attention") == "linear"};
+  const auto grid = stem_grid(t, stem_config(o, o.at("dim")));
+  std::int64_t tokens = 1;
+  for (auto g : grid) tokens *= g;
+  return {o.at("dim"), o.at("depth"), o.at("heads"), o.at("mlp_ratio"), t.num_classes, tokens,
+          o.at("dropout"), o.at("pooling") == "cls", o.at("attention") == "linear"};
 }
 
 // q, k, v: [B, H, N, d]; keep: [B, N] bool (true = real token) or undefined.
@@ -71,45 +75,30 @@ TORCH_MODULE(Layer);
 
 class Transformer final : public Model {
  public:
-  explicit Transformer(const Config& c) : c_(c) {
-    embed_ = register_module("embed", torch::nn::Embedding(c.vocab, c.dim));
-    const std::int64_t n = c.tokens + (c.cls_pooling ? 1 : 0);
-    pos_ = register_parameter("pos", at::randn({1, n, c.dim}) * 0.02);
+  Transformer(const Config& c, const TaskInfo& task, const StemConfig& stem) : c_(c) {
+    stem_ = register_module("stem", InputStem(task, stem));
     if (c.cls_pooling) cls_ = register_parameter("cls", at::randn({1, 1, c.dim}) * 0.02);
     for (std::int64_t i = 0; i < c.depth; ++i) layers_.push_back(register_module("layer" + std::to_string(i), Layer(c)));
-    norm_ = register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})));
-    head_ = register_module("head", torch::nn::Linear(c.dim, c.classes));
+    head_ = register_module("head", ClassifierHead(c.dim, c.classes, c.cls_pooling));
   }
 
   at::Tensor forward(const at::Tensor& x) override {
-    at::Tensor keep;
-    if (c_.pad >= 0) keep = x.ne(c_.pad);
-    auto h = embed_->forward(x);
+    StemOutput s = stem_->forward(x);
+    at::Tensor h = s.tokens, keep = s.keep;
     if (c_.cls_pooling) {
-      h = at::cat({cls_.expand({x.size(0), 1, c_.dim}), h}, 1);
+      h = at::cat({cls_.expand({h.size(0), 1, c_.dim}), h}, 1);
       if (keep.defined()) keep = at::cat({at::ones({x.size(0), 1}, keep.options()), keep}, 1);
     }
-    h = h + pos_.narrow(1, 0, h.size(1));
     for (auto& layer : layers_) h = layer->forward(h, keep);
-    at::Tensor pooled;
-    if (c_.cls_pooling) {
-      pooled = h.select(1, 0);
-    } else if (keep.defined()) {
-      const auto w = keep.to(h.scalar_type()).unsqueeze(-1);
-      pooled = (h * w).sum(1) / w.sum(1).clamp_min(1.0);
-    } else {
-      pooled = h.mean(1);
-    }
-    return head_->forward(norm_->forward(pooled));
+    return head_->forward(h, keep);
   }
 
  private:
   Config c_;
-  torch::nn::Embedding embed_{nullptr};
-  at::Tensor pos_, cls_;
+  InputStem stem_{nullptr};
+  at::Tensor cls_;
   std::vector<Layer> layers_;
-  torch::nn::LayerNorm norm_{nullptr};
-  torch::nn::Linear head_{nullptr};
+  ClassifierHead head_{nullptr};
 };
 
 double transformer_flops(const json& o, const TaskInfo& t) {
@@ -119,14 +108,15 @@ double transformer_flops(const json& o, const TaskInfo& t) {
   const double proj = 2 * n * d * 3 * d + 2 * n * d * d;
   const double mlp = 2 * 2 * n * d * static_cast<double>(c.mlp_ratio) * d;
   const double attn = c.linear ? 2 * 2 * n * d * dh + 2 * 2 * n * d : 2 * 2 * n * n * d;
-  return static_cast<double>(c.depth) * (proj + mlp + attn) + 2 * d * static_cast<double>(c.classes);
+  return stem_flops(t, stem_config(o, c.dim)) + static_cast<double>(c.depth) * (proj + mlp + attn) +
+         2 * d * static_cast<double>(c.classes);
 }
 
 ModelEntry transformer_entry() {
   ModelEntry e;
   e.name = "transformer";
   e.summary = "pre-norm Transformer encoder; attention softmax (vanilla) or linear (Linear Transformer)";
-  e.modalities = {Modality::Tokens};
+  e.modalities = {Modality::Tokens, Modality::Signal, Modality::Grid};
   e.schema.options = {
       {"dim", OptionType::Int, json(64), "model width", {}, 8, 8192},
       {"depth", OptionType::Int, json(2), "layers", {}, 1, 128},
@@ -136,13 +126,14 @@ ModelEntry transformer_entry() {
       {"pooling", OptionType::String, json("mean"), "sequence summary for the head", {"mean", "cls"}},
       {"attention", OptionType::String, json("softmax"), "softmax (full) or linear (elu+1 feature map)", {"softmax", "linear"}},
   };
+  for (auto& o : stem_option_specs(4)) e.schema.options.push_back(o);
   e.schema.resolve = [](json& o, const json&) {
     if (o["dim"].get<std::int64_t>() % o["heads"].get<std::int64_t>() != 0)
       throw OptionError(std::vector<std::string>{"heads", "dim"}, "heads (" + o["heads"].dump() + ") must divide dim (" + o["dim"].dump() + ")");
   };
   e.flops = transformer_flops;
   e.make = [](const json& o, const TaskInfo& t) -> std::shared_ptr<Model> {
-    return std::make_shared<Transformer>(config_of(o, t));
+    return std::make_shared<Transformer>(config_of(o, t), t, stem_config(o, o.at("dim")));
   };
   return e;
 }

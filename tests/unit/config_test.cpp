@@ -3,6 +3,7 @@
 
 #include "suite/config/expand.h"
 #include "suite/config/sweep_spec.h"
+#include "suite/registry/registry.h"
 
 namespace lrb {
 namespace {
@@ -117,13 +118,57 @@ TEST(ConfigGood, ExpandsInDeterministicOrderWithStableKeys) {
   for (std::size_t i = 0; i < ex.runs.size(); ++i) EXPECT_EQ(ex.runs[i].key, threaded.runs[i].key);
 }
 
+// A model and a task that exist only for the golden test, so that their keys change only
+// when the canonical form of a RunSpec (or the [train] schema) changes, not when a real
+// model gains an option.
+TaskEntry golden_task() {
+  TaskEntry e;
+  e.name = "golden-task";
+  e.summary = "test only";
+  e.schema.options = {{"size", OptionType::Int, json(8), "", {}, 1, {}}};
+  e.describe = [](const json&, std::int64_t n) {
+    TaskInfo t;
+    t.input_shape = {n};
+    t.num_classes = 2;
+    t.vocab_size = 4;
+    t.metrics = {"accuracy"};
+    return t;
+  };
+  return e;
+}
+ModelEntry golden_model() {
+  ModelEntry e;
+  e.name = "golden-model";
+  e.summary = "test only";
+  e.modalities = {Modality::Tokens};
+  e.schema.options = {{"width", OptionType::Int, json(4), "", {}, 1, {}}, {"kind", OptionType::String, json("a"), "", {"a", "b"}}};
+  return e;
+}
+LRB_REGISTER_TASK(golden_task());
+LRB_REGISTER_MODEL(golden_model());
+
 TEST(ConfigGood, GoldenRunKeys) {
-  // Golden keys: a change here changes every stored run's identity. Update them only with
-  // a schema version bump and a note in results/SCHEMA.md.
-  const ExpandedSweep ex = expand_sweep(parse_sweep(kGood, "good.toml"));
-  EXPECT_EQ(ex.runs[0].spec.dump().substr(0, 60), R"({"base_seed":7,"device":"cpu","model":{"name":"transformer",)");
-  EXPECT_EQ(ex.runs.front().key, "ec365b12b64f6f896c72910f5fbd81edabd43e1e83e0c94ba02636cd328c9742");
-  EXPECT_EQ(ex.runs.back().key, "a667aaa5928934f0cf0add75e3617f915c876d580bbc7e3867a23cff765abe34");
+  // A change here changes every stored run's identity: update the keys only together with
+  // kRunSpecVersion and a note in results/SCHEMA.md.
+  const char* text = R"(
+[sweep]
+name = "golden"
+seeds = 2
+base_seed = 7
+[train]
+steps = 5
+[[task]]
+name = "golden-task"
+seq_len = [16, 32]
+[[model]]
+name = "golden-model"
+kind = ["a", "b"]
+)";
+  const ExpandedSweep ex = expand_sweep(parse_sweep(text, "golden.toml"));
+  ASSERT_EQ(ex.runs.size(), 8u);
+  EXPECT_EQ(ex.runs[0].spec.dump().substr(0, 60), R"({"base_seed":7,"device":"cpu","model":{"name":"golden-model")");
+  EXPECT_EQ(ex.runs.front().key, "304bf835dcf3c1b42a6f2b99d9de6f3b869f11f409b090e98a77452a5c8aa076");
+  EXPECT_EQ(ex.runs.back().key, "46f36afe297830e3827cdcf663c185bf8c9f5a46dc767b69a81acc9276072ba8");
 }
 
 TEST(ConfigGood, SeedListAndBaseSeedChangeKeys) {
