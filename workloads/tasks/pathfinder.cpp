@@ -24,34 +24,36 @@ namespace lrb {
 namespace {
 
 constexpr int kPaddleTries = 10;     // turns tried for one paddle before restarting its path
-constexpr int kPathRestarts = 30;    // restarts of one path before restarting the image
+constexpr int kBacktracks = 20;      // paddles taken back before a path starts over
+constexpr int kPathRestarts = 10;    // fresh starts of one path before restarting the image
 constexpr int kImageAttempts = 300;  // before giving up with a UserError
 constexpr int kMarkerPaddle = 1 << 14;
 
-double segment_distance(double px, double py, const Point& a, const Point& b) {
+double segment_distance2(double px, double py, const Point& a, const Point& b) {
   const double dx = b[0] - a[0], dy = b[1] - a[1];
   const double len2 = dx * dx + dy * dy;
   double t = len2 > 0 ? ((px - a[0]) * dx + (py - a[1]) * dy) / len2 : 0.0;
   t = std::min(1.0, std::max(0.0, t));
   const double ex = a[0] + t * dx - px, ey = a[1] + t * dy - py;
-  return std::sqrt(ex * ex + ey * ey);
+  return ex * ex + ey * ey;
 }
 
 class Canvas {
  public:
   explicit Canvas(int n) : n_(n), ink_(n * n, 0.f), owner_(n * n, -1), paddle_(n * n, 0) {}
 
-  // Pixels within `reach` of segment ab (reach 0 below: a disc at a).
+  // Pixels within `reach` of segment ab (a = b: a disc), with their squared distance.
   template <class F>
   void for_covered(const Point& a, const Point& b, double reach, F&& f) const {
     const int x0 = std::max(0, static_cast<int>(std::floor(std::min(a[0], b[0]) - reach)));
     const int x1 = std::min(n_ - 1, static_cast<int>(std::ceil(std::max(a[0], b[0]) + reach)));
     const int y0 = std::max(0, static_cast<int>(std::floor(std::min(a[1], b[1]) - reach)));
     const int y1 = std::min(n_ - 1, static_cast<int>(std::ceil(std::max(a[1], b[1]) + reach)));
+    const double reach2 = reach * reach;
     for (int y = y0; y <= y1; ++y)
       for (int x = x0; x <= x1; ++x) {
-        const double d = segment_distance(x, y, a, b);
-        if (d < reach) f(y * n_ + x, d);
+        const double d2 = segment_distance2(x, y, a, b);
+        if (d2 < reach2) f(y * n_ + x, d2);
       }
   }
 
@@ -73,13 +75,35 @@ class Canvas {
     return hit;
   }
 
-  void ink(const Point& a, const Point& b, double reach, double softness, int id, int idx) {
-    for_covered(a, b, reach, [&](int p, double d) {
+  // What inking a paddle overwrote, so the paddle can be taken back.
+  struct Undo {
+    std::vector<int> pixel;
+    std::vector<float> ink;
+    std::vector<std::int16_t> owner, paddle;
+  };
+
+  void ink(const Point& a, const Point& b, double reach, double softness, int id, int idx, Undo* undo = nullptr) {
+    for_covered(a, b, reach, [&](int p, double d2) {
+      const double d = std::sqrt(d2);
+      if (undo) {
+        undo->pixel.push_back(p);
+        undo->ink.push_back(ink_[p]);
+        undo->owner.push_back(owner_[p]);
+        undo->paddle.push_back(paddle_[p]);
+      }
       const float v = static_cast<float>(std::min(1.0, (reach - d) / softness));
       ink_[p] = std::max(ink_[p], v);
       owner_[p] = static_cast<std::int16_t>(id);
       paddle_[p] = static_cast<std::int16_t>(idx);
     });
+  }
+
+  void undo(const Undo& u) {
+    for (std::size_t k = u.pixel.size(); k-- > 0;) {
+      ink_[u.pixel[k]] = u.ink[k];
+      owner_[u.pixel[k]] = u.owner[k];
+      paddle_[u.pixel[k]] = u.paddle[k];
+    }
   }
 
   int size() const { return n_; }
@@ -102,40 +126,41 @@ class PathDrawer {
   }
 
   // Draws path `id` of `paddles` paddles onto the canvas; false (canvas unchanged) when
-  // it found no room.
+  // it found no room. A paddle with no room takes back the last two (up to kBacktracks
+  // times) before the path starts over elsewhere: in a 32x32 image a 14-paddle path
+  // often runs into a wall, and backing up is much cheaper than starting over.
   bool draw(Canvas& canvas, int id, int paddles, PathRecord& out, int restarts) {
+    std::vector<Canvas::Undo> undo;
+    std::vector<double> heading;
     for (int r = 0; r < restarts; ++r) {
-      Canvas trial = canvas;
       PathRecord rec;
-      Point prev_end{};
-      double theta = 0;
-      bool ok = true;
-      for (int i = 0; i < paddles && ok; ++i) {
-        ok = false;
-        for (int t = 0; t < kPaddleTries; ++t) {
-          Point a;
-          double th;
-          if (i == 0) {
-            a = {uniform_coord(), uniform_coord()};
-            th = rng_.uniform() * kTwoPi;
-          } else {
-            th = theta + (2 * rng_.uniform() - 1) * max_turn_;
-            a = {prev_end[0] + p_.paddle_margin * pcos(th), prev_end[1] + p_.paddle_margin * psin(th)};
-          }
-          const Point b{a[0] + p_.paddle_length * pcos(th), a[1] + p_.paddle_length * psin(th)};
-          if (!inside(a) || !inside(b) || trial.collides(a, b, reach_, id, i)) continue;
-          trial.ink(a, b, reach_, softness_, id, i);
-          rec.paddles.push_back({a, b});
-          prev_end = b;
-          theta = th;
-          ok = true;
-          break;
+      undo.clear();
+      heading.clear();
+      int backtracks = 0;
+      while (static_cast<int>(rec.paddles.size()) < paddles) {
+        const int i = static_cast<int>(rec.paddles.size());
+        Canvas::Undo u;
+        double th = 0;
+        if (place(canvas, id, i, i ? rec.paddles.back()[1] : Point{}, i ? heading.back() : 0.0, rec, th, u)) {
+          undo.push_back(std::move(u));
+          heading.push_back(th);
+          continue;
+        }
+        if (i == 0 || backtracks++ >= kBacktracks) break;
+        for (int k = 0; k < std::min(i, 2); ++k) {
+          canvas.undo(undo.back());
+          undo.pop_back();
+          heading.pop_back();
+          rec.paddles.pop_back();
         }
       }
-      if (ok) {
-        canvas = std::move(trial);
+      if (static_cast<int>(rec.paddles.size()) == paddles) {
         out = std::move(rec);
         return true;
+      }
+      while (!undo.empty()) {
+        canvas.undo(undo.back());
+        undo.pop_back();
       }
     }
     return false;
@@ -163,6 +188,27 @@ class PathDrawer {
   }
 
  private:
+  // Paddle i of path `id` after a paddle ending at prev_end heading prev_theta.
+  bool place(Canvas& canvas, int id, int i, const Point& prev_end, double prev_theta, PathRecord& rec, double& th,
+             Canvas::Undo& u) {
+    for (int t = 0; t < kPaddleTries; ++t) {
+      Point a;
+      if (i == 0) {
+        a = {uniform_coord(), uniform_coord()};
+        th = rng_.uniform() * kTwoPi;
+      } else {
+        th = prev_theta + (2 * rng_.uniform() - 1) * max_turn_;
+        a = {prev_end[0] + p_.paddle_margin * pcos(th), prev_end[1] + p_.paddle_margin * psin(th)};
+      }
+      const Point b{a[0] + p_.paddle_length * pcos(th), a[1] + p_.paddle_length * psin(th)};
+      if (!inside(a) || !inside(b) || canvas.collides(a, b, reach_, id, i)) continue;
+      canvas.ink(a, b, reach_, softness_, id, i, &u);
+      rec.paddles.push_back({a, b});
+      return true;
+    }
+    return false;
+  }
+
   double uniform_coord() { return border_ + rng_.uniform() * (p_.size - 1 - 2 * border_); }
   bool inside(const Point& q) const {
     return q[0] >= border_ && q[1] >= border_ && q[0] <= p_.size - 1 - border_ && q[1] <= p_.size - 1 - border_;
@@ -203,7 +249,7 @@ PathfinderSample generate_pathfinder_sample(const PathfinderParams& p, bool same
     // Distractors: as many as fit (a crowded image may hold fewer).
     for (int d = 0; d < p.num_distractors; ++d) {
       PathRecord rec;
-      if (drawer.draw(canvas, static_cast<int>(s.paths.size()), p.distractor_length, rec, 10)) {
+      if (drawer.draw(canvas, static_cast<int>(s.paths.size()), p.distractor_length, rec, 3)) {
         rec.distractor = true;
         s.paths.push_back(std::move(rec));
       }
