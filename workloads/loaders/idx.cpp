@@ -89,9 +89,16 @@ std::string shape_text(const std::vector<std::int64_t>& dims) {
   return s;
 }
 
+[[noreturn]] void cut_gzip(const std::string& path) {
+  throw UserError(path + ": truncated: the gzip data ends before the idx header does; re-download or re-create the file");
+}
+
 IdxHeader parse_header(Reader& r, const std::string& path) {
   unsigned char magic[4];
-  if (r.read(magic, 4) < 4) throw UserError(path + ": too short to be an idx file (no 4-byte magic number)");
+  if (r.read(magic, 4) < 4) {
+    if (r.truncated_stream()) cut_gzip(path);
+    throw UserError(path + ": too short to be an idx file (no 4-byte magic number)");
+  }
   if (magic[0] != 0 || magic[1] != 0 || !type_info(magic[2]) || magic[3] == 0)
     throw UserError(path + ": not an idx file (magic bytes " + std::to_string(magic[0]) + " " + std::to_string(magic[1]) +
                     " " + std::to_string(magic[2]) + " " + std::to_string(magic[3]) +
@@ -99,8 +106,10 @@ IdxHeader parse_header(Reader& r, const std::string& path) {
   IdxHeader h;
   h.type = magic[2];
   std::vector<unsigned char> raw(4 * magic[3]);
-  if (r.read(raw.data(), static_cast<std::int64_t>(raw.size())) < static_cast<std::int64_t>(raw.size()))
+  if (r.read(raw.data(), static_cast<std::int64_t>(raw.size())) < static_cast<std::int64_t>(raw.size())) {
+    if (r.truncated_stream()) cut_gzip(path);
     throw UserError(path + ": truncated in its header (" + std::to_string(magic[3]) + " dimension sizes expected)");
+  }
   std::int64_t total = 1;
   for (int i = 0; i < magic[3]; ++i) {
     const std::int64_t d = big_endian_u32(&raw[4 * i]);
