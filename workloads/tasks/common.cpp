@@ -162,7 +162,9 @@ TaskInfo image_info(const std::string& view, std::int64_t channels, std::int64_t
 
 at::Tensor image_view(const at::Tensor& pixels_u8, const std::string& view) {
   LRB_CHECK(pixels_u8.scalar_type() == at::kByte && pixels_u8.dim() == 4, "image_view wants uint8 [n, C, H, W]");
-  if (view == "sequence") return pixels_u8.reshape({pixels_u8.size(0), -1}).to(at::kLong).contiguous();
+  // Explicit sizes: -1 is ambiguous for an empty split.
+  const auto n = pixels_u8.size(0), len = pixels_u8.size(1) * pixels_u8.size(2) * pixels_u8.size(3);
+  if (view == "sequence") return pixels_u8.reshape({n, len}).to(at::kLong).contiguous();
   return pixels_u8.to(at::kFloat).div_(255.0f).contiguous();
 }
 

@@ -87,7 +87,7 @@ at::Tensor to_view(const at::Tensor& images, const ImageFileParams& p, const std
   at::Tensor x = images;
   if (p.permute) {
     const auto idx = at::tensor(perm, at::kLong);
-    x = x.reshape({x.size(0), x.size(1), -1}).index_select(2, idx).reshape(x.sizes());
+    x = x.reshape({x.size(0), x.size(1), x.size(2) * x.size(3)}).index_select(2, idx).reshape(x.sizes());
   }
   if (x.scalar_type() == at::kByte) return image_view(x.contiguous(), p.view);
   return x.to(at::kFloat).contiguous();

@@ -26,6 +26,7 @@ namespace {
 constexpr int kPaddleTries = 10;     // turns tried for one paddle before restarting its path
 constexpr int kBacktracks = 20;      // paddles taken back before a path starts over
 constexpr int kPathRestarts = 10;    // fresh starts of one path before restarting the image
+constexpr int kSecondPathRestarts = 3;  // path 1: a new image is often the cheaper way out
 constexpr int kImageAttempts = 300;  // before giving up with a UserError
 constexpr int kMarkerPaddle = 1 << 14;
 
@@ -95,6 +96,22 @@ class Canvas {
       ink_[p] = std::max(ink_[p], v);
       owner_[p] = static_cast<std::int16_t>(id);
       paddle_[p] = static_cast<std::int16_t>(idx);
+    });
+  }
+
+  void claim(const Point& c, double reach, int id) {
+    for_covered(c, c, reach, [&](int p, double) {
+      if (owner_[p] < 0) {
+        owner_[p] = static_cast<std::int16_t>(id);
+        paddle_[p] = static_cast<std::int16_t>(kMarkerPaddle);
+      }
+    });
+  }
+
+  // Gives back what claim() took and nothing inked since.
+  void release(const Point& c, double reach, int id) {
+    for_covered(c, c, reach, [&](int p, double) {
+      if (owner_[p] == id && paddle_[p] == kMarkerPaddle && ink_[p] == 0.f) owner_[p] = -1;
     });
   }
 
@@ -187,6 +204,10 @@ class PathDrawer {
     canvas.ink(c, c, p_.marker_radius + 0.5, 1.0, id, kMarkerPaddle);
   }
 
+  // Claims a marker's disc for path `id` without inking it, so later paths keep clear.
+  void reserve_marker(Canvas& canvas, const Point& c, int id) const { canvas.claim(c, p_.marker_radius + 0.5, id); }
+  void release_marker(Canvas& canvas, const Point& c, int id) const { canvas.release(c, p_.marker_radius + 0.5, id); }
+
  private:
   // Paddle i of path `id` after a paddle ending at prev_end heading prev_theta.
   bool place(Canvas& canvas, int id, int i, const Point& prev_end, double prev_theta, PathRecord& rec, double& th,
@@ -232,7 +253,13 @@ PathfinderSample generate_pathfinder_sample(const PathfinderParams& p, bool same
     PathfinderSample s;
     s.paths.resize(2);
     if (!drawer.draw(canvas, 0, p.contour_length, s.paths[0], kPathRestarts)) continue;
-    if (!drawer.draw(canvas, 1, p.contour_length, s.paths[1], kPathRestarts)) continue;
+    // Either end of path 0 may carry a marker: path 1 keeps clear of both.
+    drawer.reserve_marker(canvas, s.paths[0].start(), 0);
+    drawer.reserve_marker(canvas, s.paths[0].end(), 0);
+    if (!drawer.draw(canvas, 1, p.contour_length, s.paths[1], kSecondPathRestarts)) continue;
+    // Only the discs that get markers stay claimed: no empty halo marks an unused end.
+    drawer.release_marker(canvas, s.paths[0].start(), 0);
+    drawer.release_marker(canvas, s.paths[0].end(), 0);
     // Marker 0 at a random end of path 0; marker 1 at the other end of path 0, or at a
     // random end of path 1.
     const bool flip0 = rng.below(2) == 1, flip1 = rng.below(2) == 1;
