@@ -122,7 +122,9 @@ TEST(TaskContract, ShapesDeterminismAndGoldenChecksums) {
     check_split(none.eval, info, 0, "empty eval");
     const TaskData other = testing::generate_task(c.task, c.options, c.seq_len, 54321, n_eval);
     EXPECT_FALSE(at::equal(a.train.x, other.train.x)) << "another seed gave the same training data";
-    if (!c.golden.empty()) EXPECT_EQ(digest(a), c.golden) << "the generator's output changed";
+    if (!c.golden.empty()) {
+      EXPECT_EQ(digest(a), c.golden) << "the generator's output changed";
+    }
   }
 }
 
@@ -134,7 +136,9 @@ TEST(TaskContract, EvalDoesNotDependOnTrainSize) {
     const auto b = testing::generate_task(task, {{"train_size", 9}}, L, 7, 5);
     EXPECT_TRUE(at::equal(a.eval.x, b.eval.x)) << task;
     // Without class balancing the training set grows by appending.
-    if (task == "retrieval" || task == "multilabel-docs") EXPECT_TRUE(at::equal(a.train.x, b.train.x.narrow(0, 0, 4))) << task;
+    if (task == "retrieval" || task == "multilabel-docs") {
+      EXPECT_TRUE(at::equal(a.train.x, b.train.x.narrow(0, 0, 4))) << task;
+    }
   }
 }
 

@@ -84,7 +84,9 @@ void check_records(const std::string& task, int size, const json& overrides, std
           EXPECT_GT(segment_dist(s.markers[m], seg[0], seg[1]), p.marker_radius + p.thickness / 2) << "image " << i;
       }
     }
-    if (label == 1) EXPECT_NE(s.markers[0], s.markers[1]);
+    if (label == 1) {
+      EXPECT_NE(s.markers[0], s.markers[1]);
+    }
     if (check_pixels) {
       // Independently of the records: the markers are connected through inked pixels
       // exactly when the label says so.
