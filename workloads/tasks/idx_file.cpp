@@ -1,5 +1,7 @@
 // Image classification from the user's own idx(.gz) files (the MNIST file format): images
-// [n, H, W] or [n, C, H, W], labels [n]. Evaluation comes from a second pair of files, or
+// [n, H, W] or [n, C, H, W], labels [n]. Unsigned-byte pixels become [0, 1] floats (grid)
+// or tokens 0-255 (sequence); other element types are used as they are (grid only).
+// Evaluation comes from a second pair of files, or
 // is held out of the training file (eval_fraction, chosen by split_seed so that every run
 // seed evaluates on the same records). Files are checked when the sweep is expanded, so a
 // missing file, a wrong shape, a label out of range or a truncated file stops the sweep
