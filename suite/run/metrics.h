@@ -1,7 +1,15 @@
 #pragma once
-// Task metrics by name ("accuracy", "macro_f1", ...). A task names its metrics in
-// TaskInfo::metrics (the first is the primary one); the runner evaluates each by name.
-// Adding a metric is one function and one registration line in metrics.cpp's table.
+// Task metrics by name ("accuracy", "macro_f1", "ebf", "micro_f1", "top5", ...). A task
+// names its metrics in TaskInfo::metrics (the first is the primary one); the runner
+// evaluates each by name. Adding a metric is one function and one line in metrics.cpp's
+// table.
+//
+// Multi-label prediction rule: label k is predicted for a sample when sigmoid(logit) > 0.5,
+// that is logit > 0 (a logit of exactly 0 is a "no").
+//
+// A sweep chooses metrics per task through the task option `metrics` (comma-separated
+// names, the first becomes the primary): `metrics = "accuracy,top5"`. Tasks validate the
+// names against this table when options are resolved, before any run starts.
 #include <ATen/core/Tensor.h>
 
 #include <string>
@@ -17,6 +25,7 @@ struct MetricDef {
   std::string help;
   bool multilabel;  // true: targets are [n, classes] 0/1
   MetricFn fn;
+  std::int64_t top_k = 0;  // k of a top-k metric (needs more than k classes); 0 otherwise
 };
 
 const std::vector<MetricDef>& metric_table();

@@ -14,6 +14,7 @@
 #include "suite/core/seeds.h"
 #include "suite/registry/registry.h"
 #include "suite/run/task.h"
+#include "workloads/tasks/common.h"
 
 namespace lrb {
 namespace {
@@ -148,6 +149,7 @@ TaskEntry listops_entry() {
       {"max_depth", OptionType::Int, json(10), "maximum nesting depth", {}, 1, 64},
       {"max_args", OptionType::Int, json(10), "maximum arguments of an operator", {}, 2, 64},
       {"operator_prob", OptionType::Float, json(0.25), "probability that a node below max_depth is an operator", {}, 0.0, 0.9},
+      metrics_option({"accuracy", "macro_f1"}),
   };
   e.schema.resolve = [](json& o, const json& ctx) {
     const auto seq_len = ctx.at("seq_len").get<std::int64_t>();
@@ -159,15 +161,16 @@ TaskEntry listops_entry() {
     if (o["min_length"].get<std::int64_t>() + 2 >= o["max_length"].get<std::int64_t>())
       throw OptionError("min_length", "min_length must be at least 3 below max_length");
     if (seq_len < 8) throw OptionError("seq_len", "ListOps needs seq_len >= 8");
+    resolve_metrics(o, false, 10);
   };
-  e.describe = [](const json&, std::int64_t seq_len) {
+  e.describe = [](const json& o, std::int64_t seq_len) {
     TaskInfo t;
     t.modality = Modality::Tokens;
     t.input_shape = {seq_len};
     t.num_classes = 10;
     t.vocab_size = kVocab;
     t.pad_token = kPad;
-    t.metrics = {"accuracy", "macro_f1"};
+    t.metrics = metrics_of(o);
     return t;
   };
   e.make = [](const json& o, std::int64_t seq_len) -> std::unique_ptr<Task> {
