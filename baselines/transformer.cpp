@@ -132,6 +132,7 @@ ModelEntry transformer_entry() {
       throw OptionError(std::vector<std::string>{"heads", "dim"}, "heads (" + o["heads"].dump() + ") must divide dim (" + o["dim"].dump() + ")");
   };
   e.flops = transformer_flops;
+  e.small_options = {{"dim", 32}, {"depth", 1}, {"heads", 2}, {"dropout", 0.0}};
   e.make = [](const json& o, const TaskInfo& t) -> std::shared_ptr<Model> {
     return std::make_shared<Transformer>(config_of(o, t), t, stem_config(o, o.at("dim")));
   };

@@ -29,6 +29,9 @@ struct ModelEntry {
   // Analytic forward FLOPs for one sample (multiply-add = 2 FLOPs), from options alone.
   std::function<double(const json& options, const TaskInfo& task)> flops;
   std::function<std::shared_ptr<Model>(const json& options, const TaskInfo& task)> make;
+  // Options for a small instance (a few thousand parameters): used by the model-zoo tests
+  // and as a cheap example; merged over the defaults.
+  json small_options = json::object();
 };
 
 struct TaskEntry {

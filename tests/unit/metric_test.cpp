@@ -73,7 +73,7 @@ TEST(MetricOption, ValidatedThroughTheSchema) {
       task_options(task, {{"metrics", metrics}}, 64);
       ADD_FAILURE() << metrics << " accepted";
     } catch (const OptionError& e) {
-      EXPECT_EQ(e.option, "metrics");
+      EXPECT_EQ(e.options.at(0), "metrics");
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
