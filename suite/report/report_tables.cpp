@@ -205,7 +205,7 @@ Table comparison_table(const Analysis& a, const TaskResult& t) {
                             : fmt::format("{} — paired comparisons, all pairs, by seed", t.task);
   tab.columns = {"model", baseline_mode ? "baseline" : "vs", "setting", "pairs", "Δ mean", "95% CI (paired t)",
                  "95% CI (BCa)", "p (t)", "p (Wilcoxon)", "p (" + corr + ")", "effect size", "P(better)", "unpaired seeds"};
-  bool any_marked = false, any_caution = false, any_unpaired = false;
+  bool any_caution = false, any_unpaired = false;
   for (std::size_t k : t.comparisons) {
     const ComparisonResult& cmp = a.comparisons[k];
     const auto& p = cmp.paired;
@@ -219,7 +219,6 @@ Table comparison_table(const Analysis& a, const TaskResult& t) {
     if (p.mean_diff) {
       row.push_back(number(*p.mean_diff, format_signed(*p.mean_diff)));
       row.back().marked = cmp.significant;
-      any_marked = any_marked || cmp.significant;
     } else {
       row.push_back(text("no pairs"));
       row.back().alert = true;
@@ -242,9 +241,9 @@ Table comparison_table(const Analysis& a, const TaskResult& t) {
     tab.rows.push_back(std::move(row));
   }
   tab.notes.push_back(fmt::format(
-      "Δ = {} − {} per seed, over the seeds both ran; 95% CI (paired t) and 95% CI (BCa, {}) of the mean Δ; p (t): paired t-test; "
+      "Δ = {} per seed, over the seeds both ran; 95% CI (paired t) and 95% CI (BCa, {}) of the mean Δ; p (t): paired t-test; "
       "p (Wilcoxon): signed-rank test (exact for small n without ties)",
-      "model", baseline_mode ? "baseline" : "vs", bootstrap_note(a.options.bootstrap)));
+      baseline_mode ? "model − baseline" : "model − vs (the better-ranked of the pair first)", bootstrap_note(a.options.bootstrap)));
   tab.notes.push_back(fmt::format(
       "p ({}): the paired-t p-values adjusted with {} over the {} comparison(s) of this table ({}); "
       "the JSON and CSV reports carry both Holm and Benjamini–Hochberg",
@@ -256,7 +255,6 @@ Table comparison_table(const Analysis& a, const TaskResult& t) {
   if (any_caution)
     tab.notes.push_back(fmt::format("{} fewer than {} pairs: the bootstrap interval undercovers", kCautionMark, kMinBootstrapN));
   if (any_unpaired) tab.notes.push_back("unpaired seeds: seeds with a value on one side only (failed, stopped or not run on the other); listed, not used");
-  (void)any_marked;
   return tab;
 }
 

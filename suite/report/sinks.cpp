@@ -94,6 +94,7 @@ class TerminalSink final : public ReportSink {
 
 class MarkdownSink final : public ReportSink {
  public:
+  // Cells padded to their column's width, so the source reads as a table too.
   void write(const Report& report, std::ostream& out) override {
     if (!report.title.empty()) out << "# " << markdown_escape(report.title) << "\n\n";
     if (!report.warnings.empty()) {
@@ -101,21 +102,36 @@ class MarkdownSink final : public ReportSink {
       out << "\n";
     }
     for (const auto& t : report.tables) {
-      out << "## " << markdown_escape(t.title) << "\n\n|";
-      for (const auto& c : t.columns) out << " " << markdown_escape(c) << " |";
-      out << "\n|";
-      for (std::size_t c = 0; c < t.columns.size(); ++c) out << (numeric_column(t, c) ? " ---: |" : " --- |");
-      out << "\n";
+      out << "## " << markdown_escape(t.title) << "\n\n";
+      std::vector<std::vector<std::string>> text;
       for (const auto& row : t.rows) {
-        out << "|";
+        text.emplace_back();
         for (const auto& cell : row) {
           std::string s = markdown_escape(cell.text);
           if (cell.best) s = "**" + s + "**";
           if (cell.marked) s += std::string(" ") + kSignificantMark;
           if (cell.caution) s += std::string(" ") + kCautionMark;
           if (cell.alert) s = "⚠ " + s;
-          out << " " << s << " |";
+          text.back().push_back(std::move(s));
         }
+      }
+      std::vector<std::size_t> w(t.columns.size(), 3);
+      std::vector<bool> right(t.columns.size());
+      for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        w[c] = std::max(w[c], width(markdown_escape(t.columns[c])));
+        right[c] = numeric_column(t, c);
+      }
+      for (const auto& row : text)
+        for (std::size_t c = 0; c < row.size() && c < w.size(); ++c) w[c] = std::max(w[c], width(row[c]));
+      out << "|";
+      for (std::size_t c = 0; c < t.columns.size(); ++c) out << " " << pad(markdown_escape(t.columns[c]), w[c], right[c]) << " |";
+      out << "\n|";
+      for (std::size_t c = 0; c < t.columns.size(); ++c)
+        out << " " << (right[c] ? std::string(w[c] - 1, '-') + ":" : std::string(w[c], '-')) << " |";
+      out << "\n";
+      for (const auto& row : text) {
+        out << "|";
+        for (std::size_t c = 0; c < row.size(); ++c) out << " " << pad(row[c], c < w.size() ? w[c] : 0, c < right.size() && right[c]) << " |";
         out << "\n";
       }
       out << "\n";

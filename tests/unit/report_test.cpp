@@ -318,6 +318,41 @@ TEST(ReportWarnings, MixedRevisionsAndDevicesAreNamed) {
   EXPECT_FALSE(contains(all, "thread counts")) << all;
 }
 
+// A model that failed on every seed, and a task where every run failed: rows that say so,
+// comparisons without pairs, and no plot drawn from nothing.
+TEST(ReportFailures, CellsWithoutAnyValueStayVisible) {
+  test::TempDir t;
+  for (int s = 0; s < 2; ++s) {
+    test::RunDraft ok;
+    ok.seed = s;
+    ok.metrics = {{"eval_accuracy", 0.6 + 0.01 * s}};
+    test::write_run(t.path(), ok);
+    test::RunDraft bad = ok;
+    bad.model = "linear";
+    bad.status = RunStatus::Failed;
+    bad.error = "memory budget exceeded";
+    bad.metrics = {};
+    test::write_run(t.path(), bad);
+    bad.task = "image";
+    test::write_run(t.path(), bad);
+  }
+  ReportOptions o;
+  o.bootstrap.resamples = 500;
+  const Report r = build_report(load_report_input({t.path()}), o);
+  std::ostringstream term, html;
+  make_report_sink("term")->write(r, term);
+  EXPECT_TRUE(contains(term.str(), "no result")) << term.str();
+  EXPECT_TRUE(contains(term.str(), "no pairs")) << term.str();
+  EXPECT_TRUE(contains(term.str(), "linear, seed 1 failed: memory budget exceeded")) << term.str();
+  EXPECT_TRUE(contains(term.str(), "image — accuracy")) << term.str();
+  make_report_sink("html")->write(r, html);
+  EXPECT_TRUE(contains(html.str(), "data-kind=\"seeds\"")) << "listops has values";
+  const Report lb = build_leaderboard(load_report_input({t.path()}), o);
+  std::string warnings;
+  for (const auto& w : lb.warnings) warnings += w + "\n";
+  EXPECT_TRUE(contains(warnings, "no ranking across tasks")) << warnings;
+}
+
 // The command line: `report DIR` with no flags still prints the per-task table; formats by
 // flag or by -o's extension; a leaderboard over two folders counts a shared run once.
 TEST_F(ReportTest, CommandLine) {
@@ -332,6 +367,13 @@ TEST_F(ReportTest, CommandLine) {
   ASSERT_EQ(js.code, kExitDone) << js.output;
   const json j = json::parse(read_file(out / "r.json"));
   EXPECT_EQ(j.at("options").at("baseline"), "transformer");
+
+  // Without gnuplot the HTML report says what to install, and nothing is written.
+  auto no_gnuplot = test::run({test::lrbench(), "report", dir().string(), "--resamples", "500", "-o", (out / "r.html").string()},
+                              std::chrono::seconds(120), {"PATH=/nonexistent"});
+  EXPECT_EQ(no_gnuplot.code, kExitUsage) << no_gnuplot.output;
+  EXPECT_TRUE(contains(no_gnuplot.output, "gnuplot is not installed")) << no_gnuplot.output;
+  EXPECT_FALSE(std::filesystem::exists(out / "r.html"));
 
   auto bad = test::run({test::lrbench(), "report", dir().string(), "--baseline", "nope"}, std::chrono::seconds(120));
   EXPECT_EQ(bad.code, kExitUsage) << bad.output;
