@@ -13,8 +13,8 @@ packages=(
   # the libraries the code uses
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libfmt-dev libspdlog-dev libboost-dev libssl-dev
-  # reports
-  gnuplot-nox
+  # reports: gnuplot draws the HTML report's plots; headless Chromium opens that page in a test
+  gnuplot-nox chromium
   # the real data set
   dataset-fashion-mnist
   # reference statistics for fixtures, and h5py for inspecting result files

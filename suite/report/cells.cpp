@@ -1,9 +1,11 @@
 #include "suite/report/cells.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "suite/config/expand.h"
+#include "suite/report/efficiency.h"
 
 namespace lrb {
 
@@ -25,60 +27,184 @@ std::string metric_of(const std::vector<RunRecord>& runs, const std::string& tas
   return "eval_accuracy";
 }
 
+std::string display_metric(const std::string& m) { return m.rfind("eval_", 0) == 0 ? m.substr(5) : m; }
+
+std::string label_of(const nlohmann::json& settings) {
+  std::string label;
+  for (const auto& [k, v] : settings.items())
+    label += (label.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  return label;
+}
+
+nlohmann::json Cell::setting() const {
+  nlohmann::json s = condition;
+  for (const auto& [k, v] : model_options.items()) s[k] = v;
+  return s;
+}
+
+std::string Cell::setting_label() const {
+  const std::string m = label_of(model_options);
+  if (condition_label.empty()) return m;
+  return m.empty() ? condition_label : condition_label + " " + m;
+}
+
+namespace {
+
+const std::string& task_of(const RunRecord& r) { return r.spec.at("task").at("name").get_ref<const std::string&>(); }
+const std::string& model_of(const RunRecord& r) { return r.spec.at("model").at("name").get_ref<const std::string&>(); }
+
+std::vector<std::string> with_prefix(const std::vector<std::string>& paths, std::initializer_list<const char*> prefixes) {
+  std::vector<std::string> out;
+  for (const auto& p : paths)
+    for (const char* pre : prefixes)
+      if (p.rfind(pre, 0) == 0) {
+        out.push_back(p);
+        break;
+      }
+  return out;
+}
+
+// The short names of paths: the part after the first dot, unless two paths share it.
+std::map<std::string, std::string> short_names(const std::set<std::string>& paths) {
+  std::map<std::string, int> uses;
+  auto tail = [](const std::string& p) {
+    const auto dot = p.find('.');
+    return dot == std::string::npos ? p : p.substr(dot + 1);
+  };
+  for (const auto& p : paths) ++uses[tail(p)];
+  std::map<std::string, std::string> out;
+  for (const auto& p : paths) out[p] = uses[tail(p)] > 1 ? p : tail(p);
+  return out;
+}
+
+std::string revision_of(const RunRecord& r) {
+  if (!r.provenance.contains("git_revision") || !r.provenance.at("git_revision").is_string()) return "";
+  return r.provenance.at("git_revision").get<std::string>() +
+         (r.provenance.value("git_dirty", false) ? "+dirty" : "");
+}
+
+// The device a run used: the spec's type, with the provenance's device name where recorded
+// (two GPU models are two devices for timing figures).
+std::string device_of(const RunRecord& r) {
+  std::string d = r.spec.value("device", std::string("cpu"));
+  for (const char* key : {"device_name", "gpu_name"})
+    if (r.provenance.contains(key) && r.provenance.at(key).is_string()) return d + " (" + r.provenance.at(key).get<std::string>() + ")";
+  return d;
+}
+
+}  // namespace
+
 std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::string& metric) {
-  std::map<std::string, std::vector<const RunRecord*>> by_task;
-  for (const auto& r : runs) by_task[r.spec.at("task").at("name").get<std::string>()].push_back(&r);
-  std::vector<Cell> cells;
-  for (const auto& [task, task_runs] : by_task) {
-    std::vector<nlohmann::json> specs;
-    for (const auto* r : task_runs) specs.push_back(r->spec);
-    const auto varying = varying_paths(specs);
-    const std::string m = metric_of(runs, task, metric);
-    std::map<std::string, std::size_t> index;  // cell id -> position in cells
-    for (const auto* r : task_runs) {
-      Cell probe;
-      probe.task = task;
-      probe.model = r->spec.at("model").at("name");
-      std::string label;
-      for (const auto& path : varying) {
-        const auto v = value_at_path(r->spec, path);
-        if (v.is_null()) continue;
-        probe.setting[path] = v;
-        const auto dot = path.find('.');
-        label += (label.empty() ? "" : " ") + path.substr(dot + 1) + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-      }
-      probe.setting_label = label;
-      const std::string id = probe.model + "\n" + probe.setting.dump();
-      auto [it, fresh] = index.emplace(id, cells.size());
-      if (fresh) cells.push_back(probe);
-      Cell& cell = cells[it->second];
-      const auto seed = r->spec.at("seed_index").get<std::int64_t>();
-      if (r->provenance.contains("threads")) cell.threads.insert(r->provenance.at("threads").get<int>());
-      if (r->provenance.contains("git_revision"))
-        cell.revisions.insert(r->provenance.at("git_revision").get<std::string>() +
-                              (r->provenance.value("git_dirty", false) ? "+dirty" : ""));
-      cell.devices.insert(r->spec.at("device").get<std::string>());
-      if (r->status == RunStatus::Failed) {
-        ++cell.failed;
-        cell.problems.push_back("seed " + std::to_string(seed) + " failed: " + r->error);
-        continue;
-      }
-      if (r->status == RunStatus::Stopped) {
-        ++cell.stopped;
-        cell.problems.push_back("seed " + std::to_string(seed) + " stopped: " + r->error);
-        continue;
-      }
-      auto mv = r->metrics.find(m);
-      if (mv == r->metrics.end() || !std::isfinite(mv->second)) {
-        ++cell.failed;
-        cell.problems.push_back("seed " + std::to_string(seed) + ": no finite value of " + m);
-        continue;
-      }
-      cell.values.push_back({seed, mv->second, r->key});
-    }
+  // Entrants: per model name, the model options that vary between its runs of one task
+  // (any task). Within a task, so that options a model derives from the task (input
+  // channels, classes) do not split one entrant into one per task.
+  std::map<std::string, std::vector<nlohmann::json>> specs_by_task;
+  std::map<std::pair<std::string, std::string>, std::vector<nlohmann::json>> specs_by_task_model;
+  std::map<std::string, std::set<std::uint64_t>> base_seeds_by_task;
+  for (const auto& r : runs) {
+    specs_by_task[task_of(r)].push_back(r.spec);
+    specs_by_task_model[{task_of(r), model_of(r)}].push_back(r.spec);
+    base_seeds_by_task[task_of(r)].insert(r.spec.value("base_seed", std::uint64_t{0}));
   }
-  for (auto& c : cells)
-    std::sort(c.values.begin(), c.values.end(), [](const SeedValue& a, const SeedValue& b) { return a.seed < b.seed; });
+  std::map<std::string, std::vector<std::string>> model_paths, condition_paths;
+  std::set<std::string> all_paths;
+  for (const auto& [task_model, specs] : specs_by_task_model) {
+    auto& paths = model_paths[task_model.second];
+    for (const auto& p : with_prefix(varying_paths(specs), {"model."}))
+      if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
+    all_paths.insert(paths.begin(), paths.end());
+  }
+  for (const auto& [task, specs] : specs_by_task) {
+    auto& paths = condition_paths[task];
+    paths = with_prefix(varying_paths(specs), {"task.", "train."});
+    // Seed index s of two base seeds is two different experiments: keep them apart.
+    if (base_seeds_by_task[task].size() > 1) paths.push_back("base_seed");
+    all_paths.insert(paths.begin(), paths.end());
+  }
+  const auto names = short_names(all_paths);
+  auto value_of = [](const nlohmann::json& spec, const std::string& path) {
+    return path == "base_seed" ? spec.at("base_seed") : value_at_path(spec, path);
+  };
+
+  std::map<std::string, std::string> metric_by_task;
+  for (const auto& [task, specs] : specs_by_task) metric_by_task[task] = metric_of(runs, task, metric);
+
+  std::map<std::string, std::size_t> index;  // cell id -> position in cells
+  std::vector<Cell> cells;
+  for (const auto& r : runs) {
+    Cell probe;
+    probe.task = task_of(r);
+    probe.model = model_of(r);
+    probe.metric = metric_by_task[probe.task];
+    for (const auto& path : model_paths[probe.model]) {
+      const auto v = value_of(r.spec, path);
+      if (!v.is_null()) probe.model_options[names.at(path)] = v;
+    }
+    for (const auto& path : condition_paths[probe.task]) {
+      const auto v = value_of(r.spec, path);
+      if (v.is_null()) continue;
+      probe.condition[names.at(path)] = v;
+      if (path != "task.seq_len") probe.condition_without_seq_len[names.at(path)] = v;
+    }
+    const std::string id = probe.task + "\n" + probe.model + "\n" + probe.model_options.dump() + "\n" + probe.condition.dump();
+    auto [it, fresh] = index.emplace(id, cells.size());
+    if (fresh) {
+      const std::string options = label_of(probe.model_options);
+      probe.entrant = options.empty() ? probe.model : probe.model + " " + options;
+      probe.condition_label = label_of(probe.condition);
+      probe.seq_len = r.spec.at("task").at("seq_len").get<std::int64_t>();
+      cells.push_back(std::move(probe));
+    }
+    Cell& cell = cells[it->second];
+    const auto seed = r.spec.at("seed_index").get<std::int64_t>();
+    if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
+      cell.threads.insert(r.provenance.at("threads").get<int>());
+    if (const std::string rev = revision_of(r); !rev.empty()) cell.revisions.insert(rev);
+    cell.devices.insert(device_of(r));
+
+    // One run per seed and cell: two would be the same seed twice (another device, say).
+    const auto same_seed = [&](std::int64_t s) {
+      for (const auto& v : cell.values)
+        if (v.seed == s) return v.run;
+      for (const auto& p : cell.problems)
+        if (p.seed == s) return p.run;
+      return std::string();
+    };
+    if (const std::string first = same_seed(seed); !first.empty()) {
+      cell.duplicates.push_back("seed " + std::to_string(seed) + " has two runs (" + first.substr(0, 12) + ", " +
+                                r.key.substr(0, 12) + "); the first is used");
+      continue;
+    }
+    if (r.status != RunStatus::Ok) {
+      const bool failed = r.status == RunStatus::Failed;
+      ++(failed ? cell.failed : cell.stopped);
+      cell.problems.push_back({seed, r.key, failed ? "failed" : "stopped", r.error});
+      continue;
+    }
+    for (const auto& em : efficiency_metrics()) {
+      auto ev = r.metrics.find(em.name);
+      if (ev != r.metrics.end() && std::isfinite(ev->second)) cell.efficiency[em.name].push_back({seed, ev->second, r.key});
+    }
+    auto mv = r.metrics.find(cell.metric);
+    if (mv == r.metrics.end() || !std::isfinite(mv->second)) {
+      ++cell.no_value;
+      cell.problems.push_back({seed, r.key, "no value",
+                               mv == r.metrics.end() ? "no " + cell.metric + " recorded" : cell.metric + " is not finite"});
+      continue;
+    }
+    cell.values.push_back({seed, mv->second, r.key});
+  }
+  const auto by_seed = [](const auto& a, const auto& b) { return a.seed < b.seed; };
+  for (auto& c : cells) {
+    std::sort(c.values.begin(), c.values.end(), by_seed);
+    std::sort(c.problems.begin(), c.problems.end(), by_seed);
+    for (auto& [name, v] : c.efficiency) std::sort(v.begin(), v.end(), by_seed);
+  }
+  std::stable_sort(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) {
+    if (a.task != b.task) return a.task < b.task;
+    if (a.condition != b.condition) return a.condition < b.condition;
+    return a.entrant < b.entrant;
+  });
   return cells;
 }
 

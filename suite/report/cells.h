@@ -1,8 +1,17 @@
 #pragma once
 // From run records to table cells: one cell per (task, model, setting) over its seeds.
-// The setting is what varies between the runs of a task (seq_len, model options, train
-// options); the seed index is what a cell aggregates over.
+//
+// A setting has two parts. The *model options* that vary between the runs of one model (over
+// every task, so "maelre attention=linear" names the same entrant on every task) make the
+// entrant a row shows. The *condition* is what varies between the runs of a task outside the
+// model (task.seq_len, task options, train options, and the base seed when runs come from
+// sweeps with different base seeds): cells of one condition are what comparisons pair by
+// seed and rankings order. Paths are chosen by varying_paths (suite/config/expand.h): the
+// fewest that tell runs apart. JSON and tables name a path by its last part ("seq_len",
+// "attention"), or in full where two paths share a last part.
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,22 +28,49 @@ struct SeedValue {
   std::string run;  // run key
 };
 
-struct Cell {
-  std::string task;
-  std::string model;
-  nlohmann::json setting = nlohmann::json::object();  // varying path -> value
-  std::string setting_label;                          // "seq_len=256 attention=linear"
-  std::vector<SeedValue> values;                      // ok runs, by seed
-  int failed = 0, stopped = 0;
-  std::vector<std::string> problems;  // "seed 1: memory budget exceeded ..." for failed/stopped runs
-  std::set<int> threads;
-  std::set<std::string> revisions, devices;
+// A run of the cell that gave no value: failed, stopped, or ok without a finite metric.
+struct RunProblem {
+  std::int64_t seed = 0;
+  std::string run;
+  std::string status;  // "failed", "stopped", "no value"
+  std::string reason;
 };
 
-// The metric to show: `metric` if given, else each task's primary metric (eval_<first>).
+struct Cell {
+  std::string task;
+  std::string model;                                       // registry name
+  std::string metric;                                      // stored name: "eval_accuracy"
+  nlohmann::json model_options = nlohmann::json::object(); // varying model options
+  nlohmann::json condition = nlohmann::json::object();     // varying task/train paths (+ base_seed)
+  nlohmann::json condition_without_seq_len = nlohmann::json::object();  // what a scaling fit holds fixed
+  std::string entrant;                                     // "maelre attention=linear"
+  std::string condition_label;                             // "seq_len=256 lr=0.001", "" when nothing varies
+  std::int64_t seq_len = 0;                                // task.seq_len of its runs
+  std::vector<SeedValue> values;                           // ok runs with a finite value, by seed
+  std::vector<RunProblem> problems;                        // runs without a value, by seed
+  int failed = 0, stopped = 0, no_value = 0;
+  std::vector<std::string> duplicates;                     // "seed 1: runs a and b; a used"
+  // Efficiency figures of its ok runs (efficiency.h names them), finite values only, by seed.
+  std::map<std::string, std::vector<SeedValue>> efficiency;
+  std::set<int> threads;
+  std::set<std::string> revisions, devices;
+
+  nlohmann::json setting() const;     // condition and model options together (the JSON "setting")
+  std::string setting_label() const;  // "seq_len=256 attention=linear"
+};
+
+// Cells of every task, ordered by task, condition, entrant. `metric`: "" = each task's
+// primary metric (eval_<first task metric>); a task metric name ("accuracy") or a stored
+// name ("peak_bytes") otherwise.
 std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::string& metric);
-// A metric where smaller is better (losses, times, bytes).
+
+// A metric where smaller is better (losses, times, bytes, FLOPs, parameters).
 bool lower_is_better(const std::string& metric);
+// The stored metric name shown for `task`.
 std::string metric_of(const std::vector<RunRecord>& runs, const std::string& task, const std::string& requested);
+// "eval_accuracy" -> "accuracy"; other names as they are.
+std::string display_metric(const std::string& metric);
+// "k=v k=v" of a flat JSON object (strings unquoted).
+std::string label_of(const nlohmann::json& settings);
 
 }  // namespace lrb

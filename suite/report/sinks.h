@@ -1,5 +1,11 @@
 #pragma once
 // Report sinks: one Report, many formats (google/benchmark's reporter seam).
+//   term  aligned text tables (colour when `colour`), notes, warnings
+//   md    Markdown tables, best in bold, marks explained under each table
+//   csv   one row per cell, comparison, failed/stopped run, scaling fit, overall rank (from Report::data)
+//   tex   LaTeX booktabs tables (a fragment to \input; needs \usepackage{booktabs})
+//   json  Report::data (results/REPORT_SCHEMA.md)
+//   html  one self-contained page: the tables and gnuplot plots inlined as SVG
 #include <memory>
 #include <ostream>
 #include <string>
@@ -15,7 +21,7 @@ class ReportSink {
   virtual void write(const Report& report, std::ostream& out) = 0;
 };
 
-// "term" (aligned text; colour when `colour`), "md", "csv". Throws UserError otherwise.
+// Throws UserError for an unknown format.
 std::unique_ptr<ReportSink> make_report_sink(const std::string& format, bool colour = false);
 std::vector<std::string> report_formats();
 

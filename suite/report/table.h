@@ -1,6 +1,6 @@
 #pragma once
-// The table model every report sink writes: terminal, Markdown, CSV (and later LaTeX,
-// HTML, JSON) render the same Report, never their own copies of the numbers.
+// The table model every report sink writes: terminal, Markdown, LaTeX and HTML render the
+// same Tables; CSV and JSON write the same numbers from Report::data. No sink computes.
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,12 +12,14 @@ namespace lrb {
 struct TableCell {
   std::string text;              // as shown
   std::optional<double> value;   // the number behind it, for machine-readable sinks
-  bool best = false;             // best in its column
-  bool marked = false;           // e.g. a significant difference; explained in the legend
+  bool best = false;             // best in its column (within its setting): bold / " *"
+  bool marked = false;           // a significant difference: "†", explained in the legend
   bool alert = false;            // failed/stopped runs: never to be overlooked
+  bool caution = false;          // shown, but not to be trusted (small n): "‡", explained in the legend
 };
 
 struct Table {
+  std::string id;       // stable, unique in the report: "summary-listops" (HTML anchors, tooling)
   std::string title;
   std::vector<std::string> columns;
   std::vector<std::vector<TableCell>> rows;
@@ -28,7 +30,12 @@ struct Report {
   std::string title;
   std::vector<Table> tables;
   std::vector<std::string> warnings;  // mixed revisions or threads, bad files, small n...
-  nlohmann::json data;                // the same content for structured sinks (JSON)
+  nlohmann::json data;                // the same content for structured sinks (JSON, CSV, plots); results/REPORT_SCHEMA.md
 };
+
+// Marks as they appear in text sinks; LaTeX and HTML use their own forms of the same marks.
+inline constexpr const char* kBestMark = "*";
+inline constexpr const char* kSignificantMark = "†";
+inline constexpr const char* kCautionMark = "‡";
 
 }  // namespace lrb

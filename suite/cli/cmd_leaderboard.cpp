@@ -1,0 +1,38 @@
+// lrbench leaderboard DIR...: tie groups per task and setting, and the ranking across them,
+// over one or many results folders (a run found in two folders counts once).
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <memory>
+
+#include "suite/cli/command.h"
+#include "suite/cli/report_args.h"
+#include "suite/core/exit_codes.h"
+#include "suite/report/report_builder.h"
+
+namespace lrb {
+namespace {
+
+struct Args {
+  std::vector<std::string> dirs;
+  ReportArgs report;
+};
+
+void add_leaderboard_command(CLI::App& app, CommandResult& result) {
+  auto a = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("leaderboard", "leaderboard over one or more results folders: tie groups per task and "
+                                                "setting, mean rank and normalised score across them");
+  cmd->add_option("dirs", a->dirs, "results folders")->required()->check(CLI::ExistingDirectory);
+  add_report_args(cmd, a->report, false);
+  cmd->callback([a, &result] {
+    std::vector<std::filesystem::path> dirs(a->dirs.begin(), a->dirs.end());
+    const Report r = build_leaderboard(load_report_input(dirs), a->report.options());
+    emit_report(r, a->report);
+    result.exit_code = kExitDone;
+  });
+}
+
+LRB_REGISTER_COMMAND(add_leaderboard_command);
+
+}  // namespace
+}  // namespace lrb

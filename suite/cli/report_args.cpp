@@ -1,0 +1,63 @@
+#include "suite/cli/report_args.h"
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "suite/core/files.h"
+#include "suite/report/sinks.h"
+
+namespace lrb {
+
+ReportOptions ReportArgs::options() const {
+  ReportOptions o;
+  o.metric = metric;
+  o.baseline = baseline;
+  o.correction = correction == "bh" ? stats::Correction::kBenjaminiHochberg : stats::Correction::kHolm;
+  o.alpha = alpha;
+  o.bootstrap.resamples = resamples;
+  o.bootstrap.seed = seed;
+  return o;
+}
+
+void add_report_args(CLI::App* cmd, ReportArgs& a, bool with_baseline) {
+  cmd->add_option("--metric", a.metric, "metric to compare: a task metric (accuracy, macro_f1) or a stored one "
+                                        "(eval_loss, peak_bytes); default: each task's primary metric");
+  if (with_baseline)
+    cmd->add_option("--baseline", a.baseline, "compare every model with this one (a model name, or a model with options "
+                                              "as the tables name it: 'transformer attention=softmax'); default: all pairs");
+  cmd->add_option("--correction", a.correction, "adjusted p-values the tables show and mark by: holm (family-wise) or bh "
+                                                "(Benjamini-Hochberg, false discovery rate); JSON and CSV carry both")
+      ->check(CLI::IsMember({"holm", "bh"}));
+  cmd->add_option("--alpha", a.alpha, "significance level for marks and tie groups (default 0.05)")->check(CLI::Range(1e-6, 0.5));
+  cmd->add_option("--resamples", a.resamples, "bootstrap resamples (default 10000)")->check(CLI::Range(100, 10000000));
+  cmd->add_option("--bootstrap-seed", a.seed, "seed of the bootstrap resampling (recorded in every report)");
+  cmd->add_option("--format", a.format, "term, md, csv, tex, json or html (default: from -o's extension, else term)")
+      ->check(CLI::IsMember(report_formats()));
+  cmd->add_option("-o,--output", a.output, "write to this file (atomically) instead of standard output");
+}
+
+void emit_report(const Report& report, const ReportArgs& a) {
+  std::string format = a.format;
+  if (format.empty() && !a.output.empty()) {
+    static const std::map<std::string, std::string> by_extension = {
+        {".md", "md"}, {".csv", "csv"}, {".tex", "tex"}, {".json", "json"}, {".html", "html"}, {".htm", "html"}};
+    auto it = by_extension.find(std::filesystem::path(a.output).extension().string());
+    if (it != by_extension.end()) format = it->second;
+  }
+  if (format.empty()) format = "term";
+  if (a.output.empty()) {
+    make_report_sink(format, format == "term" && ::isatty(1))->write(report, std::cout);
+    std::cout.flush();
+    return;
+  }
+  std::ostringstream ss;
+  make_report_sink(format)->write(report, ss);
+  write_file_atomic(a.output, ss.str());
+}
+
+}  // namespace lrb

@@ -1,0 +1,31 @@
+#pragma once
+// The options `lrbench report` and `lrbench leaderboard` share, and how both write a Report.
+#include <string>
+
+#include "suite/report/analysis.h"
+#include "suite/report/table.h"
+
+namespace CLI {
+class App;
+}
+
+namespace lrb {
+
+struct ReportArgs {
+  std::string metric;
+  std::string baseline;
+  std::string correction = "holm";
+  double alpha = 0.05;
+  std::size_t resamples = stats::BootstrapSettings{}.resamples;
+  std::uint64_t seed = stats::kDefaultBootstrapSeed;
+  std::string format;  // "" = from -o's extension, else term
+  std::string output;
+
+  ReportOptions options() const;
+};
+
+void add_report_args(CLI::App* cmd, ReportArgs& args, bool with_baseline);
+// Writes to standard output (colour on a terminal) or atomically to args.output.
+void emit_report(const Report& report, const ReportArgs& args);
+
+}  // namespace lrb

@@ -1,0 +1,358 @@
+#include "suite/report/analysis.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "suite/core/errors.h"
+#include "suite/core/text.h"
+#include "suite/report/efficiency.h"
+
+namespace lrb {
+namespace {
+
+stats::SeedValues seed_values(const Cell& c) {
+  stats::SeedValues v;
+  for (const auto& sv : c.values) v[sv.seed] = sv.value;
+  return v;
+}
+
+std::vector<double> plain(const std::vector<SeedValue>& v) {
+  std::vector<double> out;
+  for (const auto& sv : v) out.push_back(sv.value);
+  return out;
+}
+
+std::string unit_label(const std::string& task, const std::string& condition_label) {
+  return condition_label.empty() ? task : task + " " + condition_label;
+}
+
+// Units: consecutive cells of one (task, condition); group_cells sorted them so.
+std::vector<Unit> make_units(std::vector<CellResult>& cells) {
+  std::vector<Unit> units;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const Cell& c = cells[i].cell;
+    if (units.empty() || units.back().task != c.task || units.back().condition != c.condition) {
+      Unit u;
+      u.task = c.task;
+      u.condition = c.condition;
+      u.condition_label = c.condition_label;
+      u.label = unit_label(c.task, c.condition_label);
+      units.push_back(std::move(u));
+    }
+    units.back().cells.push_back(i);
+    cells[i].unit = units.size() - 1;
+  }
+  return units;
+}
+
+stats::RankingSettings ranking_settings(const ReportOptions& o, bool higher_is_better) {
+  stats::RankingSettings s;
+  s.higher_is_better = higher_is_better;
+  s.alpha = o.alpha;
+  s.correction = o.correction;
+  s.bootstrap = o.bootstrap;
+  return s;
+}
+
+// Ranks a unit's cells with values (tie groups); reorders unit.cells best first.
+void rank_unit(Unit& unit, std::vector<CellResult>& cells, const ReportOptions& o) {
+  std::map<std::string, stats::SeedValues> models;
+  std::map<std::string, std::size_t> cell_of;
+  std::vector<std::size_t> unranked;
+  for (std::size_t i : unit.cells) {
+    if (cells[i].cell.values.empty()) {
+      unranked.push_back(i);
+      continue;
+    }
+    std::string name = cells[i].cell.entrant;
+    for (int k = 2; cell_of.count(name); ++k) name = cells[i].cell.entrant + " (" + std::to_string(k) + ")";
+    models[name] = seed_values(cells[i].cell);
+    cell_of[name] = i;
+  }
+  std::vector<std::size_t> order;
+  if (!models.empty()) {
+    const bool hib = cells[unit.cells.front()].higher_is_better;
+    const stats::TaskRanking r = stats::rank_task(unit.label, models, ranking_settings(o, hib));
+    for (const auto& m : r.models) {
+      const std::size_t i = cell_of.at(m.model);
+      cells[i].rank = m;
+      cells[i].rank->model = cells[i].cell.entrant;
+      order.push_back(i);
+    }
+  }
+  order.insert(order.end(), unranked.begin(), unranked.end());
+  unit.cells = std::move(order);
+}
+
+// The baseline's cell in a unit: an exact entrant match, else the one cell of that model.
+std::optional<std::size_t> find_baseline(const Unit& unit, const std::vector<CellResult>& cells, const std::string& baseline) {
+  for (std::size_t i : unit.cells)
+    if (cells[i].cell.entrant == baseline) return i;
+  std::vector<std::size_t> same_model;
+  for (std::size_t i : unit.cells)
+    if (cells[i].cell.model == baseline) same_model.push_back(i);
+  if (same_model.size() > 1) {
+    std::vector<std::string> names;
+    for (std::size_t i : same_model) names.push_back("'" + cells[i].cell.entrant + "'");
+    throw UserError("--baseline '" + baseline + "' matches " + std::to_string(same_model.size()) + " variants on " +
+                    unit.label + " (" + join(names, ", ") + "); name one of them, e.g. --baseline " + names.front());
+  }
+  if (same_model.empty()) return std::nullopt;
+  return same_model.front();
+}
+
+void adjust_family(std::vector<ComparisonResult>& comparisons, const std::vector<std::size_t>& family, const ReportOptions& o) {
+  std::vector<std::optional<double>> pt, pw;
+  for (std::size_t i : family) {
+    pt.push_back(comparisons[i].paired.t.p_value);
+    pw.push_back(comparisons[i].paired.wilcoxon.p_value);
+  }
+  const auto holm = stats::adjust(pt, stats::Correction::kHolm);
+  const auto bh = stats::adjust(pt, stats::Correction::kBenjaminiHochberg);
+  const auto wholm = stats::adjust(pw, stats::Correction::kHolm);
+  const auto wbh = stats::adjust(pw, stats::Correction::kBenjaminiHochberg);
+  for (std::size_t k = 0; k < family.size(); ++k) {
+    ComparisonResult& c = comparisons[family[k]];
+    c.p_holm = holm[k];
+    c.p_bh = bh[k];
+    c.p_wilcoxon_holm = wholm[k];
+    c.p_wilcoxon_bh = wbh[k];
+    c.p_shown = o.correction == stats::Correction::kBenjaminiHochberg ? c.p_bh
+                : o.correction == stats::Correction::kHolm            ? c.p_holm
+                                                                      : c.paired.t.p_value;
+    c.significant = c.p_shown && *c.p_shown <= o.alpha;
+  }
+}
+
+void fit_scaling(Analysis& a, TaskResult& task) {
+  struct Group {
+    std::string model, entrant, condition_label;
+    nlohmann::json condition;
+    std::vector<std::size_t> cells;
+  };
+  std::map<std::string, Group> groups;
+  for (std::size_t u : task.units)
+    for (std::size_t i : a.units[u].cells) {
+      const Cell& c = a.cells[i].cell;
+      Group& g = groups[c.entrant + "\n" + c.condition_without_seq_len.dump()];
+      g.model = c.model;
+      g.entrant = c.entrant;
+      g.condition = c.condition_without_seq_len;
+      g.condition_label = label_of(c.condition_without_seq_len);
+      g.cells.push_back(i);
+    }
+  for (const auto& [key, g] : groups) {
+    for (const auto& metric : scaling_metrics()) {
+      ScalingResult s;
+      s.task = task.task;
+      s.model = g.model;
+      s.entrant = g.entrant;
+      s.condition = g.condition;
+      s.condition_label = g.condition_label;
+      s.metric = metric;
+      std::set<std::int64_t> lengths;
+      bool positive = true;
+      for (std::size_t i : g.cells) {
+        const Cell& c = a.cells[i].cell;
+        auto it = c.efficiency.find(metric);
+        if (it == c.efficiency.end()) continue;
+        for (const auto& sv : it->second) {
+          s.points.emplace_back(static_cast<double>(c.seq_len), sv.value);
+          lengths.insert(c.seq_len);
+          positive = positive && sv.value > 0 && c.seq_len > 0;
+        }
+      }
+      s.lengths = lengths.size();
+      if (s.lengths < 3) continue;
+      if (!positive) {
+        task.warnings.push_back(fmt::format("{}: no scaling fit of {} for {}: a value is not positive (log-log needs > 0)",
+                                            task.task, metric, g.entrant));
+        continue;
+      }
+      std::vector<double> x, y;
+      for (const auto& [px, py] : s.points) {
+        x.push_back(px);
+        y.push_back(py);
+      }
+      s.fit = stats::fit_power_law(x, y, a.options.bootstrap.confidence);
+      task.scaling.push_back(a.scaling.size());
+      a.scaling.push_back(std::move(s));
+    }
+  }
+}
+
+void task_warnings(const Analysis& a, TaskResult& t) {
+  std::set<int> threads;
+  std::set<std::string> revisions, devices;
+  std::vector<std::string> n1, small_boot, duplicates;
+  for (std::size_t u : t.units)
+    for (std::size_t i : a.units[u].cells) {
+      const Cell& c = a.cells[i].cell;
+      threads.insert(c.threads.begin(), c.threads.end());
+      revisions.insert(c.revisions.begin(), c.revisions.end());
+      devices.insert(c.devices.begin(), c.devices.end());
+      const std::string name = c.entrant + (c.condition_label.empty() ? "" : " " + c.condition_label);
+      if (c.values.size() == 1) n1.push_back(name);
+      else if (c.values.size() >= 2 && c.values.size() < kMinBootstrapN) small_boot.push_back(name);
+      for (const auto& d : c.duplicates) duplicates.push_back(name + ": " + d);
+    }
+  const std::string& task = t.task;
+  if (revisions.size() > 1)
+    t.warnings.push_back(fmt::format("{}: the table mixes runs from different code revisions ({}); differences may come from the code",
+                                     task, fmt::join(revisions, ", ")));
+  if (threads.size() > 1)
+    t.warnings.push_back(fmt::format("{}: the table mixes thread counts ({}); CPU results are bit-identical only at equal thread counts, and timings differ",
+                                     task, fmt::join(threads, ", ")));
+  if (devices.size() > 1)
+    t.warnings.push_back(fmt::format("{}: the table mixes devices ({}); timings and memory are not comparable across them", task,
+                                     fmt::join(devices, ", ")));
+  if (!n1.empty())
+    t.warnings.push_back(fmt::format("{}: {} cell(s) with n = 1 ({}): no std and no interval, shown as \"n=1\"", task,
+                                     n1.size(), fmt::join(n1, "; ")));
+  if (!small_boot.empty())
+    t.warnings.push_back(fmt::format("{}: {} cell(s) with n < {}: their bootstrap intervals (‡) undercover, as resampling so few seeds cannot show the spread; read the t interval",
+                                     task, small_boot.size(), kMinBootstrapN));
+  std::size_t few_pairs = 0;
+  for (std::size_t k : t.comparisons) {
+    const auto n = a.comparisons[k].paired.n_pairs;
+    if (n >= 1 && n < kMinWilcoxonPairs) ++few_pairs;
+  }
+  if (few_pairs > 0)
+    t.warnings.push_back(fmt::format("{}: {} comparison(s) with fewer than {} paired seeds: the Wilcoxon test cannot reach p < 0.05 there",
+                                     task, few_pairs, kMinWilcoxonPairs));
+  for (const auto& d : duplicates) t.warnings.push_back(task + ": " + d);
+}
+
+void rank_overall(Analysis& a) {
+  OverallResult& o = a.overall;
+  std::set<bool> directions;
+  std::map<std::string, std::set<std::size_t>> units_of;  // entrant -> units with a value
+  std::vector<std::size_t> units;
+  for (std::size_t u = 0; u < a.units.size(); ++u) {
+    bool any = false;
+    for (std::size_t i : a.units[u].cells)
+      if (!a.cells[i].cell.values.empty()) {
+        units_of[a.cells[i].cell.entrant].insert(u);
+        directions.insert(a.cells[i].higher_is_better);
+        any = true;
+      }
+    if (any) units.push_back(u);
+  }
+  if (directions.size() > 1) {
+    o.why_not = "the tasks' metrics differ in direction (higher and lower is better); rank with one --metric";
+    return;
+  }
+  std::set<std::string> common;
+  for (const auto& [entrant, us] : units_of) {
+    if (us.size() == units.size()) {
+      common.insert(entrant);
+      continue;
+    }
+    std::vector<std::string> missing;
+    for (std::size_t u : units)
+      if (!us.count(u)) missing.push_back(a.units[u].label);
+    o.left_out.push_back(entrant + ": no result on " + join(missing, ", "));
+  }
+  if (common.size() < 2) {
+    o.why_not = "fewer than two models have results on every task and setting";
+    return;
+  }
+  std::vector<stats::TaskScores> scores;
+  for (std::size_t u : units) {
+    stats::TaskScores ts;
+    ts.task = a.units[u].label;
+    for (std::size_t i : a.units[u].cells)
+      if (common.count(a.cells[i].cell.entrant) && !a.cells[i].cell.values.empty())
+        ts.models[a.cells[i].cell.entrant] = seed_values(a.cells[i].cell);
+    o.units.push_back(ts.task);
+    scores.push_back(std::move(ts));
+  }
+  o.ranking = stats::rank_across_tasks(scores, ranking_settings(a.options, *directions.begin()));
+}
+
+}  // namespace
+
+Analysis analyse(const ReportInput& input, const ReportOptions& options) {
+  if (!(options.alpha > 0 && options.alpha < 1)) throw UserError("--alpha must lie in (0, 1)");
+  if (options.bootstrap.resamples < 100) throw UserError("--resamples must be at least 100");
+  Analysis a;
+  a.options = options;
+  a.bad = input.bad;
+  a.skipped = input.skipped;
+  a.sources = input.sources;
+  a.runs = input.runs.size();
+  for (auto& c : group_cells(input.runs, options.metric)) {
+    CellResult r;
+    r.higher_is_better = !lower_is_better(c.metric);
+    r.summary = stats::describe(plain(c.values), options.bootstrap);
+    for (const auto& [name, v] : c.efficiency) r.efficiency[name] = stats::median(plain(v));
+    r.cell = std::move(c);
+    a.cells.push_back(std::move(r));
+  }
+  a.units = make_units(a.cells);
+  for (auto& u : a.units) rank_unit(u, a.cells, options);
+
+  bool baseline_found = false;
+  for (std::size_t u = 0; u < a.units.size(); ++u) {
+    Unit& unit = a.units[u];
+    if (a.tasks.empty() || a.tasks.back().task != unit.task) {
+      TaskResult t;
+      t.task = unit.task;
+      t.metric = a.cells[unit.cells.front()].cell.metric;
+      t.higher_is_better = a.cells[unit.cells.front()].higher_is_better;
+      a.tasks.push_back(std::move(t));
+    }
+    TaskResult& task = a.tasks.back();
+    task.units.push_back(u);
+    stats::PairedSettings ps;
+    ps.bootstrap = options.bootstrap;
+    ps.higher_is_better = task.higher_is_better;
+    auto compare = [&](std::size_t i, std::size_t j) {
+      ComparisonResult c;
+      c.a = i;
+      c.b = j;
+      c.paired = stats::compare_paired(seed_values(a.cells[i].cell), seed_values(a.cells[j].cell), ps);
+      task.comparisons.push_back(a.comparisons.size());
+      a.comparisons.push_back(std::move(c));
+    };
+    if (!options.baseline.empty()) {
+      unit.baseline = find_baseline(unit, a.cells, options.baseline);
+      if (!unit.baseline) continue;
+      baseline_found = true;
+      for (std::size_t i : unit.cells)
+        if (i != *unit.baseline) compare(i, *unit.baseline);
+    } else {
+      // Every pair once, the better-ranked first: differences read "how much better".
+      for (std::size_t x = 0; x < unit.cells.size(); ++x)
+        for (std::size_t y = x + 1; y < unit.cells.size(); ++y) compare(unit.cells[x], unit.cells[y]);
+    }
+  }
+  if (!options.baseline.empty() && !baseline_found) {
+    std::set<std::string> names;
+    for (const auto& c : a.cells) names.insert(c.cell.entrant);
+    throw UserError("--baseline '" + options.baseline + "' is not a model of these results" +
+                    suggestion(options.baseline, std::vector<std::string>(names.begin(), names.end())));
+  }
+  for (auto& t : a.tasks) {
+    adjust_family(a.comparisons, t.comparisons, options);
+    fit_scaling(a, t);
+    task_warnings(a, t);
+    if (!options.baseline.empty())
+      for (std::size_t u : t.units)
+        if (!a.units[u].baseline)
+          t.warnings.push_back(a.units[u].label + ": no runs of the baseline '" + options.baseline + "'; nothing compared there");
+    a.warnings.insert(a.warnings.end(), t.warnings.begin(), t.warnings.end());
+  }
+  rank_overall(a);
+  for (const auto& b : a.bad) a.warnings.push_back("bad result file " + b.file.string() + ": " + b.reason + " (counted as missing)");
+  for (const auto& s : a.skipped) a.warnings.push_back("skipped combination " + s);
+  for (const auto& n : input.notes) a.warnings.push_back(n);
+  if (input.runs.empty()) a.warnings.push_back("no valid run files");
+  return a;
+}
+
+}  // namespace lrb

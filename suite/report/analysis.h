@@ -1,0 +1,104 @@
+#pragma once
+// Everything a report says, computed once: per-cell summaries over seeds, paired
+// comparisons with adjusted p-values, tie-group rankings per (task, condition), the ranking
+// across tasks, efficiency medians, scaling fits, and the warnings. Tables (report_tables.h)
+// and the JSON document (report_json.h) are two views of one Analysis.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "suite/report/cells.h"
+#include "suite/report/report_input.h"
+#include "suite/stats/describe.h"
+#include "suite/stats/multiple_testing.h"
+#include "suite/stats/paired.h"
+#include "suite/stats/ranking.h"
+#include "suite/stats/scaling_fit.h"
+
+namespace lrb {
+
+struct ReportOptions {
+  std::string metric;    // "" = each task's primary metric
+  std::string baseline;  // an entrant ("transformer attention=softmax") or a model name; "" = all pairs
+  stats::Correction correction = stats::Correction::kHolm;  // the adjusted p a table shows and marks by
+  double alpha = 0.05;
+  stats::BootstrapSettings bootstrap;  // cells, paired differences and the across-task ranking
+};
+
+// Below these, an interval is shown but flagged (‡) and a warning says why.
+inline constexpr std::size_t kMinBootstrapN = 10;   // resampling a handful of seeds undercovers
+inline constexpr std::size_t kMinWilcoxonPairs = 6; // exact two-sided p >= 2/2^n > 0.05 below 6 pairs
+
+struct CellResult {
+  Cell cell;
+  stats::CellSummary summary;
+  bool higher_is_better = true;
+  std::size_t unit = 0;                      // index into Analysis::units
+  std::optional<stats::RankedModel> rank;    // absent without values (not ranked, shown as such)
+  std::map<std::string, double> efficiency;  // median over ok runs, by stored metric name
+};
+
+struct ComparisonResult {
+  std::size_t a = 0, b = 0;  // cell indices; differences are a − b; b is the baseline in baseline mode
+  stats::PairedComparison paired;
+  // Adjusted within the task's family of comparisons (its table); absent where p is.
+  std::optional<double> p_holm, p_bh, p_wilcoxon_holm, p_wilcoxon_bh;
+  std::optional<double> p_shown;  // p_holm or p_bh, by ReportOptions::correction
+  bool significant = false;       // p_shown <= alpha
+};
+
+// One (task, condition): the cells compared and ranked together.
+struct Unit {
+  std::string task;
+  nlohmann::json condition = nlohmann::json::object();
+  std::string condition_label;
+  std::string label;               // "listops seq_len=64"
+  std::vector<std::size_t> cells;  // ranked cells best first, then cells without values
+  std::optional<std::size_t> baseline;  // the baseline's cell, in baseline mode
+};
+
+struct ScalingResult {
+  std::string task, model, entrant;
+  nlohmann::json condition = nlohmann::json::object();  // held fixed: the condition without seq_len
+  std::string condition_label;
+  std::string metric;  // peak_bytes or step_seconds_median
+  std::vector<std::pair<double, double>> points;  // (seq_len, value), one per ok run
+  std::size_t lengths = 0;                        // distinct seq_len values
+  stats::LineFit fit;                             // log(value) against log(seq_len)
+};
+
+struct TaskResult {
+  std::string task, metric;
+  bool higher_is_better = true;
+  std::vector<std::size_t> units, comparisons, scaling;
+  std::vector<std::string> warnings;  // also in Analysis::warnings
+};
+
+struct OverallResult {
+  std::vector<std::string> units;     // unit labels ranked across
+  std::vector<std::string> left_out;  // "maelre: no result on listops seq_len=64"
+  std::optional<stats::OverallRanking> ranking;  // absent when it cannot be computed
+  std::string why_not;                // then: the reason
+};
+
+struct Analysis {
+  ReportOptions options;
+  std::vector<CellResult> cells;
+  std::vector<Unit> units;
+  std::vector<ComparisonResult> comparisons;
+  std::vector<ScalingResult> scaling;
+  std::vector<TaskResult> tasks;
+  OverallResult overall;
+  std::vector<std::string> warnings;
+  std::vector<BadResult> bad;
+  std::vector<std::string> skipped, sources;
+  std::size_t runs = 0;
+};
+
+// Throws UserError for a --baseline that names no entrant, or names several in one condition.
+Analysis analyse(const ReportInput& input, const ReportOptions& options);
+
+}  // namespace lrb

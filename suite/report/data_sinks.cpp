@@ -1,0 +1,129 @@
+// The machine-readable sinks: JSON (Report::data as is) and CSV (one row per cell,
+// comparison, run without a value, scaling fit and overall rank, from Report::data).
+#include <map>
+
+#include "suite/report/cells.h"
+#include "suite/report/efficiency.h"
+#include "suite/report/escape.h"
+#include "suite/report/sink_factories.h"
+
+namespace lrb {
+namespace {
+
+using json = nlohmann::json;
+
+class JsonSink final : public ReportSink {
+ public:
+  void write(const Report& report, std::ostream& out) override { out << report.data.dump(2) << "\n"; }
+};
+
+// Stable columns, whatever the report holds: tooling may index them by name.
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> c = {
+        "kind", "task", "model", "entrant", "baseline", "setting", "metric", "n", "failed", "stopped", "no_value",
+        "mean", "std", "sem", "ci95_lo", "ci95_hi", "percentile95_lo", "percentile95_hi", "bca95_lo", "bca95_hi",
+        "median", "q1", "q3", "iqr", "iqm", "min", "max", "rank", "tie_group_rank",
+        "mean_diff", "p_ttest", "p_wilcoxon", "p_holm", "p_bh", "significant", "effect_size", "prob_improvement",
+        "seeds_only_model", "seeds_only_baseline", "seed", "run", "status", "reason"};
+    for (const auto& m : efficiency_metrics()) c.push_back(m.name);
+    for (const char* s : {"figure", "lengths", "slope", "slope_ci95_lo", "slope_ci95_hi", "r_squared", "mean_rank",
+                          "mean_rank_ci_lo", "mean_rank_ci_hi", "normalised_iqm", "normalised_iqm_ci_lo", "normalised_iqm_ci_hi"})
+      c.push_back(s);
+    return c;
+  }();
+  return columns;
+}
+
+std::string field(const json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) return csv_field(v.get<std::string>());
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_array()) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : " ") + (x.is_string() ? x.get<std::string>() : x.dump());
+    return csv_field(s);
+  }
+  return v.dump();  // numbers: shortest text that reads back to the same double
+}
+
+using Row = std::map<std::string, json>;
+
+void put_interval(Row& r, const std::string& prefix, const json& i) {
+  if (!i.is_array()) return;
+  r[prefix + "_lo"] = i[0];
+  r[prefix + "_hi"] = i[1];
+}
+
+class CsvSink final : public ReportSink {
+ public:
+  void write(const Report& report, std::ostream& out) override {
+    const auto& columns = csv_columns();
+    for (std::size_t i = 0; i < columns.size(); ++i) out << (i ? "," : "") << columns[i];
+    out << "\n";
+    auto emit = [&](const Row& r) {
+      for (std::size_t i = 0; i < columns.size(); ++i) {
+        auto it = r.find(columns[i]);
+        out << (i ? "," : "") << (it == r.end() ? "" : field(it->second));
+      }
+      out << "\n";
+    };
+    const json& d = report.data;
+    for (const auto& c : d.value("cells", json::array())) {
+      Row r{{"kind", "cell"}, {"task", c["task"]}, {"model", c["model"]}, {"entrant", c["entrant"]},
+            {"setting", label_of(c["setting"])}, {"metric", c["metric"]}};
+      for (const char* k : {"n", "failed", "stopped", "no_value", "mean", "std", "sem", "median", "q1", "q3", "iqr", "iqm", "min", "max"})
+        r[k] = c[k];
+      put_interval(r, "ci95", c["ci95"]);
+      put_interval(r, "percentile95", c["bootstrap_percentile95"]);
+      put_interval(r, "bca95", c["bootstrap_bca95"]);
+      if (c["rank"].is_object()) {
+        r["rank"] = c["rank"]["rank"];
+        r["tie_group_rank"] = c["rank"]["group_rank"];
+      }
+      for (const auto& [name, e] : c["efficiency"].items()) r[name] = e["median"];
+      emit(r);
+      // Runs without a value: each its own row, so a failure cannot hide behind a count.
+      for (const auto& p : c["problems"]) {
+        Row pr{{"kind", "run_problem"}, {"task", c["task"]}, {"model", c["model"]}, {"entrant", c["entrant"]},
+               {"setting", label_of(c["setting"])}, {"metric", c["metric"]}, {"seed", p["seed"]}, {"run", p["run"]},
+               {"status", p["status"]}, {"reason", p["reason"]}};
+        emit(pr);
+      }
+    }
+    for (const auto& c : d.value("comparisons", json::array())) {
+      Row r{{"kind", "comparison"}, {"task", c["task"]}, {"model", c["model"]}, {"entrant", c["model_entrant"]},
+            {"baseline", c["baseline_entrant"]}, {"setting", label_of(c["setting"])}, {"metric", c["metric"]},
+            {"n", c["n_pairs"]}};
+      for (const char* k : {"mean_diff", "p_ttest", "p_wilcoxon", "p_holm", "p_bh", "significant", "effect_size", "prob_improvement",
+                            "seeds_only_model", "seeds_only_baseline"})
+        r[k] = c[k];
+      put_interval(r, "ci95", c["ci95"]);
+      put_interval(r, "percentile95", c["bootstrap_percentile95"]);
+      put_interval(r, "bca95", c["bootstrap_bca95"]);
+      emit(r);
+    }
+    for (const auto& s : d.value("scaling", json::array())) {
+      Row r{{"kind", "scaling"}, {"task", s["task"]}, {"model", s["model"]}, {"entrant", s["entrant"]},
+            {"setting", label_of(s["setting"])}, {"figure", s["metric"]}, {"n", s["n"]}, {"lengths", s["lengths"]},
+            {"slope", s["slope"]}, {"r_squared", s["r_squared"]}};
+      put_interval(r, "slope_ci95", s["slope_ci95"]);
+      emit(r);
+    }
+    if (d.contains("overall") && d["kind"] == "leaderboard")
+      for (const auto& m : d["overall"].value("models", json::array())) {
+        Row r{{"kind", "overall"}, {"entrant", m["model"]}, {"mean_rank", m["mean_rank"]}, {"normalised_iqm", m["normalised_iqm"]}};
+        put_interval(r, "mean_rank_ci", m["mean_rank_ci"]);
+        put_interval(r, "normalised_iqm_ci", m["normalised_iqm_ci"]);
+        emit(r);
+      }
+    for (const auto& w : d.value("warnings", json::array())) emit(Row{{"kind", "warning"}, {"reason", w}});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ReportSink> make_csv_sink() { return std::make_unique<CsvSink>(); }
+std::unique_ptr<ReportSink> make_json_sink() { return std::make_unique<JsonSink>(); }
+
+}  // namespace lrb

@@ -1,0 +1,48 @@
+#include "suite/report/efficiency.h"
+
+#include "suite/report/text_format.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace lrb {
+
+const std::vector<EfficiencyMetric>& efficiency_metrics() {
+  static const std::vector<EfficiencyMetric> m = {
+      {"params", "params", false, EfficiencyUnit::kCount, ""},
+      {"flops_per_sample", "FLOPs/sample", false, EfficiencyUnit::kCount, ""},
+      {"samples_per_s", "samples/s", true, EfficiencyUnit::kRate, ""},
+      {"tokens_per_s", "tokens/s", true, EfficiencyUnit::kRate, ""},
+      {"step_seconds_median", "step median", false, EfficiencyUnit::kSeconds, ""},
+      {"step_seconds_p95", "step p95", false, EfficiencyUnit::kSeconds, ""},
+      {"peak_bytes", "peak memory", false, EfficiencyUnit::kBytes, ""},
+      {"max_batch_in_budget", "largest batch in budget", true, EfficiencyUnit::kPlain, ""},
+      {"memory_budget_bytes", "memory budget", false, EfficiencyUnit::kBytes, "max_batch_in_budget"},
+  };
+  return m;
+}
+
+bool is_efficiency_metric(const std::string& name) {
+  for (const auto& m : efficiency_metrics())
+    if (name == m.name) return true;
+  return false;
+}
+
+std::string format_efficiency(const EfficiencyMetric& m, double v) {
+  switch (m.unit) {
+    case EfficiencyUnit::kCount: return format_count(v);
+    case EfficiencyUnit::kBytes: return format_bytes(v);
+    case EfficiencyUnit::kSeconds: return format_seconds(v);
+    case EfficiencyUnit::kRate: return format_rate(v);
+    case EfficiencyUnit::kPlain: break;
+  }
+  return std::floor(v) == v && std::fabs(v) < 1e15 ? fmt::format("{:.0f}", v) : format_value(v);
+}
+
+const std::vector<std::string>& scaling_metrics() {
+  static const std::vector<std::string> m = {"peak_bytes", "step_seconds_median"};
+  return m;
+}
+
+}  // namespace lrb

@@ -1,0 +1,210 @@
+#include "suite/report/plots.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "suite/core/errors.h"
+#include "suite/report/cells.h"
+#include "suite/report/escape.h"
+#include "suite/report/gnuplot.h"
+
+namespace lrb {
+namespace {
+
+using json = nlohmann::json;
+
+// Numbers in scripts and data: full precision, never from text the user wrote.
+std::string num(double v) { return std::isfinite(v) ? fmt::format("{:.17g}", v) : "NaN"; }
+std::string num(const json& v) { return v.is_number() ? num(v.get<double>()) : "NaN"; }
+std::string gp_string(const std::string& label) { return "'" + gnuplot_label(label) + "'"; }
+
+struct PlotJob {
+  Plot plot;
+  std::string body;  // gnuplot commands after the terminal and output are set
+  int width = 760, height = 420;
+};
+
+std::string cell_label(const json& c) {
+  std::string s = c["entrant"].get<std::string>();
+  const std::string cond = label_of(c["condition"]);
+  if (!cond.empty()) s += " " + cond;
+  std::vector<std::string> extra;
+  if (c["n"].get<int>() == 0) extra.push_back("no result");
+  if (c["failed"].get<int>() > 0) extra.push_back(std::to_string(c["failed"].get<int>()) + " failed");
+  if (c["stopped"].get<int>() > 0) extra.push_back(std::to_string(c["stopped"].get<int>()) + " stopped");
+  if (c["n"].get<int>() == 1) extra.push_back("n=1");
+  if (!extra.empty()) {
+    s += " [";
+    for (std::size_t i = 0; i < extra.size(); ++i) s += (i ? ", " : "") + extra[i];
+    s += "]";
+  }
+  return s;
+}
+
+std::string interval_cols(const json& i) { return i.is_array() ? num(i[0]) + " " + num(i[1]) : "NaN NaN"; }
+
+class Builder {
+ public:
+  std::vector<PlotJob> jobs;
+  std::map<std::string, std::string> files;
+
+  std::string file(const std::string& content) {
+    const std::string name = fmt::format("d{}.dat", files.size() + 1);
+    files[name] = content;
+    return name;
+  }
+
+  void seeds(const std::string& task, const std::vector<json>& cells) {
+    // Intervals in their own files, defined rows only: an undefined interval draws nothing.
+    std::string means, tci, bca, sdat, ytics;
+    for (std::size_t k = 0; k < cells.size(); ++k) {
+      const json& c = cells[k];
+      const std::string y = num(static_cast<double>(k + 1));
+      if (c["mean"].is_number()) means += y + " " + num(c["mean"]) + "\n";
+      if (c["ci95"].is_array()) tci += y + " " + num(c["mean"]) + " " + interval_cols(c["ci95"]) + "\n";
+      if (c["bootstrap_bca95"].is_array()) bca += y + " " + num(c["mean"]) + " " + interval_cols(c["bootstrap_bca95"]) + "\n";
+      for (const auto& v : c["values"]) sdat += y + " " + num(v["value"]) + "\n";
+      ytics += fmt::format("{}{} {}", k ? ", " : "", gp_string(cell_label(c)), y);
+    }
+    if (sdat.empty()) return;
+    const std::string metric = cells.front()["metric"].get<std::string>();
+    PlotJob j;
+    j.plot.kind = "seeds";
+    j.plot.task = task;
+    j.plot.caption = task + ": " + metric + " per seed (dots), mean (diamond), 95% t interval (below) and BCa interval (above)";
+    j.height = std::max(260, 130 + 30 * static_cast<int>(cells.size()));
+    std::string plot = fmt::format("plot '{}' using 2:1 with points pt 13 ps 1.1 lc rgb '#d62728' title 'mean'", file(means));
+    if (!tci.empty())
+      plot += fmt::format(", '{}' using 2:($1+0.22):3:4 with xerrorbars pt 0 lw 1.5 lc rgb '#1f77b4' title '95% CI (t)'", file(tci));
+    if (!bca.empty())
+      plot += fmt::format(", '{}' using 2:($1-0.22):3:4 with xerrorbars pt 0 lw 1.5 lc rgb '#ff7f0e' title '95% CI (BCa)'", file(bca));
+    plot += fmt::format(", '{}' using 2:1 with points pt 7 ps 0.6 lc rgb '#333333' title 'seeds'", file(sdat));
+    j.body = fmt::format(
+        "set title {}\nset xlabel {}\nset ytics ({}) font ',9'\nset yrange [{}:0.4]\nset grid xtics\n"
+        "set key outside bottom center horizontal\nset lmargin 40\n{}\n",
+        gp_string(task + ": " + metric + " over seeds"), gp_string(metric), ytics, num(static_cast<double>(cells.size()) + 0.6), plot);
+    jobs.push_back(std::move(j));
+  }
+
+  void memory(const std::string& task, const std::vector<json>& cells) {
+    std::string dat;
+    for (const auto& c : cells) {
+      if (!c["mean"].is_number() || !c["efficiency"].contains("peak_bytes")) continue;
+      const double peak = c["efficiency"]["peak_bytes"]["median"].get<double>();
+      if (!(peak > 0)) continue;
+      const json& ci = c["ci95"];
+      dat += fmt::format("{} {} {} {} \"{}\"\n", num(peak / 1048576.0), num(c["mean"]), ci.is_array() ? num(ci[0]) : num(c["mean"]),
+                         ci.is_array() ? num(ci[1]) : num(c["mean"]), gnuplot_label(c["entrant"].get<std::string>() + " " + label_of(c["condition"])));
+    }
+    if (dat.empty()) return;
+    const std::string metric = cells.front()["metric"].get<std::string>();
+    PlotJob j;
+    j.plot.kind = "memory";
+    j.plot.task = task;
+    j.plot.caption = task + ": mean " + metric + " (95% t interval) against peak memory (median over runs), one point per cell";
+    const std::string f = file(dat);
+    j.body = fmt::format(
+        "set title {}\nset logscale x\nset xlabel 'peak memory (MiB, log scale)'\nset ylabel {}\nset grid\nset offsets graph 0.08, graph 0.3, graph 0.08, graph 0.08\n"
+        "plot '{}' using 1:2:3:4 with yerrorbars pt 7 ps 1 lc rgb '#1f77b4' notitle, '{}' using 1:2:5 with labels left offset char 1,0.4 font ',9' notitle\n",
+        gp_string(task + ": " + metric + " against peak memory"), gp_string(metric + " (mean, 95% CI t)"), f, f);
+    jobs.push_back(std::move(j));
+  }
+
+  void scaling(const std::string& task, const std::string& metric, const std::vector<json>& fits) {
+    const bool bytes = metric == "peak_bytes";
+    const double scale = bytes ? 1048576.0 : 1e-3;  // MiB, ms
+    const std::string what = bytes ? "peak memory (MiB)" : "median step time (ms)";
+    std::string dat, plot;
+    std::set<double> lengths;
+    double xlo = INFINITY, xhi = 0;
+    for (std::size_t k = 0; k < fits.size(); ++k) {
+      const json& s = fits[k];
+      if (k) dat += "\n\n";
+      for (const auto& p : s["points"]) {
+        dat += num(p["seq_len"]) + " " + num(p["value"].get<double>() / scale) + "\n";
+        lengths.insert(p["seq_len"].get<double>());
+        xlo = std::min(xlo, p["seq_len"].get<double>());
+        xhi = std::max(xhi, p["seq_len"].get<double>());
+      }
+      std::string title = s["entrant"].get<std::string>();
+      if (const std::string cond = label_of(s["setting"]); !cond.empty()) title += " " + cond;
+      title += fmt::format(": slope {:.2f}", s["slope"].get<double>());
+      if (s["slope_ci95"].is_array()) title += fmt::format(" [{:.2f}, {:.2f}]", s["slope_ci95"][0].get<double>(), s["slope_ci95"][1].get<double>());
+      plot += fmt::format("{}'{{F}}' index {} using 1:2 with points pt 7 ps 0.8 lc {} title {}, exp({})*x**({})/{} with lines dt 2 lw 1.5 lc {} notitle",
+                          k ? ", " : "plot ", k, k + 1, gp_string(title), num(s["intercept"]), num(s["slope"]), num(scale), k + 1);
+    }
+    if (fits.empty()) return;
+    PlotJob j;
+    j.plot.kind = "scaling";
+    j.plot.task = task;
+    j.plot.caption = task + ": " + what + " against N on log-log axes, one point per run; dashed: least-squares fit, slope with its 95% interval";
+    j.height = 420 + 18 * static_cast<int>(fits.size());
+    const std::string f = file(dat);
+    std::string p = plot;
+    for (std::size_t pos; (pos = p.find("{F}")) != std::string::npos;) p.replace(pos, 3, f);
+    std::string xtics;  // a tic at every length measured: log axes would show only powers of ten
+    for (double x : lengths) xtics += (xtics.empty() ? "" : ", ") + fmt::format("'{:.0f}' {}", x, num(x));
+    j.body = fmt::format(
+        "set title {}\nset logscale xy\nset xlabel 'N (sequence length, log scale)'\nset ylabel {}\nset grid\nset xrange [{}:{}]\n"
+        "set xtics ({})\nset key outside bottom center vertical font ',9'\nset samples 200\n{}\n",
+        gp_string(task + ": " + what + " against N"), gp_string(what + ", log scale"), num(xlo / 1.25), num(xhi * 1.25), xtics, p);
+    jobs.push_back(std::move(j));
+  }
+};
+
+// Every id in a gnuplot SVG gets the plot's prefix, so that several SVGs inline in one page
+// never resolve each other's references.
+std::string prefix_ids(std::string svg, const std::string& prefix) {
+  const auto start = svg.find("<svg");
+  LRB_CHECK(start != std::string::npos, "gnuplot wrote an SVG without an <svg> element");
+  svg.erase(0, start);
+  for (const char* pattern : {"id='", "id=\"", "href='#", "href=\"#", "url(#"}) {
+    const std::string p = pattern;
+    for (std::size_t pos = 0; (pos = svg.find(p, pos)) != std::string::npos; pos += p.size() + prefix.size() + 1)
+      svg.insert(pos + p.size(), prefix + "-");
+  }
+  return svg;
+}
+
+}  // namespace
+
+std::vector<Plot> make_plots(const json& data) {
+  Builder b;
+  std::map<std::string, std::vector<json>> cells_by_task;
+  for (const auto& c : data.value("cells", json::array())) cells_by_task[c["task"].get<std::string>()].push_back(c);
+  std::map<std::pair<std::string, std::string>, std::vector<json>> fits;
+  for (const auto& s : data.value("scaling", json::array()))
+    fits[{s["task"].get<std::string>(), s["metric"].get<std::string>()}].push_back(s);
+  for (const auto& [task, cells] : cells_by_task) {
+    b.seeds(task, cells);
+    b.memory(task, cells);
+    for (const char* metric : {"peak_bytes", "step_seconds_median"})
+      if (auto it = fits.find({task, metric}); it != fits.end()) b.scaling(task, metric, it->second);
+  }
+  if (b.jobs.empty()) return {};
+  std::string script = "set encoding utf8\n";
+  std::vector<std::string> outputs;
+  for (std::size_t k = 0; k < b.jobs.size(); ++k) {
+    PlotJob& j = b.jobs[k];
+    j.plot.id = fmt::format("plot-{}", k + 1);
+    const std::string out = j.plot.id + ".svg";
+    outputs.push_back(out);
+    // Enhanced text off: '_' and '^' in names print as they are.
+    script += fmt::format(
+        "reset\nset terminal svg size {},{} font 'sans,11' background rgb 'white' noenhanced\nset output '{}'\n{}unset output\n",
+        j.width, j.height, out, j.body);
+  }
+  const auto svgs = run_gnuplot(script, b.files, outputs);
+  std::vector<Plot> plots;
+  for (auto& j : b.jobs) {
+    j.plot.svg = prefix_ids(svgs.at(j.plot.id + ".svg"), j.plot.id);
+    plots.push_back(std::move(j.plot));
+  }
+  return plots;
+}
+
+}  // namespace lrb

@@ -1,0 +1,15 @@
+#pragma once
+// `lrbench report` and `lrbench leaderboard`: an Analysis of the input, its tables, its JSON
+// document and its warnings, as one Report every sink can write.
+#include "suite/report/analysis.h"
+#include "suite/report/report_input.h"
+#include "suite/report/table.h"
+
+namespace lrb {
+
+// Per task: summary, spread, comparisons, efficiency, scaling (report_tables.h).
+Report build_report(const ReportInput& input, const ReportOptions& options);
+// Per task and setting: tie groups; across them: mean rank and normalised IQM.
+Report build_leaderboard(const ReportInput& input, const ReportOptions& options);
+
+}  // namespace lrb

@@ -1,0 +1,43 @@
+#include "suite/report/report_input.h"
+
+#include <map>
+
+#include "suite/core/errors.h"
+#include "suite/core/files.h"
+
+namespace lrb {
+
+ReportInput load_report_input(const std::vector<std::filesystem::path>& dirs) {
+  ReportInput in;
+  std::map<std::string, std::size_t> by_key;
+  for (const auto& dir : dirs) {
+    in.sources.push_back(dir.string());
+    ResultsScan scan = load_results(dir);
+    for (auto& r : scan.runs) {
+      auto [it, fresh] = by_key.emplace(r.key, in.runs.size());
+      if (fresh) {
+        in.runs.push_back(std::move(r));
+        continue;
+      }
+      // Same key, same experiment: one of them counts. An ok run beats a failed attempt.
+      RunRecord& kept = in.runs[it->second];
+      in.notes.push_back("run " + r.key.substr(0, 12) + " is in more than one folder (" + dir.string() + "); counted once");
+      if (kept.status != RunStatus::Ok && r.status == RunStatus::Ok) kept = std::move(r);
+    }
+    for (auto& b : scan.bad) in.bad.push_back(std::move(b));
+    const auto manifest = dir / "sweep.json";
+    if (!std::filesystem::exists(manifest)) continue;
+    nlohmann::json m;
+    try {
+      m = nlohmann::json::parse(read_file(manifest));
+    } catch (const nlohmann::json::exception& e) {
+      throw UserError(manifest.string() + ": not valid JSON (" + e.what() + "); remove it or run the sweep again to rewrite it");
+    }
+    if (m.contains("skipped") && m.at("skipped").is_array())
+      for (const auto& s : m.at("skipped"))
+        in.skipped.push_back(s.value("what", std::string("?")) + ": " + s.value("reason", std::string("?")));
+  }
+  return in;
+}
+
+}  // namespace lrb

@@ -1,0 +1,94 @@
+#include "tests/support/report_runs.h"
+
+#include <cmath>
+
+#include "suite/config/run_spec.h"
+#include "suite/store/results_folder.h"
+#include "suite/store/run_file.h"
+
+namespace lrb::test {
+
+RunRecord make_run(const RunDraft& d) {
+  RunRecord r;
+  r.spec = {{"version", 1},
+            {"task", {{"name", d.task}, {"seq_len", d.seq_len}, {"options", {{"train_size", 128}}}}},
+            {"model", {{"name", d.model}, {"options", d.model_options}}},
+            {"train", {{"steps", 30}, {"batch_size", 8}, {"lr", 1e-3}}},
+            {"seed_index", d.seed},
+            {"base_seed", d.base_seed},
+            {"device", "cpu"}};
+  r.key = run_key_of(r.spec);
+  r.provenance = {{"host", "node-1"}, {"rank", 0}, {"threads", d.threads}, {"git_revision", d.revision}, {"git_dirty", false}};
+  r.status = d.status;
+  r.error = d.error;
+  r.metrics = d.metrics;
+  r.records = {{"task", {{"metrics", {"accuracy"}}}}};
+  return r;
+}
+
+RunRecord write_run(const std::filesystem::path& dir, const RunDraft& d) {
+  RunRecord r = make_run(d);
+  std::filesystem::create_directories(dir / "runs");
+  write_run_file(run_file_path(dir, r.key), r);
+  return r;
+}
+
+namespace {
+RunDraft draft(const std::string& task, std::int64_t seq_len, const std::string& model, int seed,
+               std::map<std::string, double> metrics, nlohmann::json options = nlohmann::json::object()) {
+  RunDraft d;
+  d.task = task;
+  d.seq_len = seq_len;
+  d.model = model;
+  d.seed = seed;
+  d.metrics = std::move(metrics);
+  d.model_options = std::move(options);
+  return d;
+}
+RunDraft not_ok(RunDraft d, RunStatus status, const std::string& error, int threads = 1) {
+  d.status = status;
+  d.error = error;
+  d.threads = threads;
+  return d;
+}
+}  // namespace
+
+void write_report_fixture(const std::filesystem::path& dir) {
+  const nlohmann::json dim16 = {{"dim", 16}};
+  const double transformer[] = {0.60, 0.64, 0.62};
+  for (int s = 0; s < 3; ++s)
+    write_run(dir, draft("listops", 64, "transformer", s, {{"eval_accuracy", transformer[s]}, {"eval_loss", 1.0 - transformer[s]}}, dim16));
+  const double linear[] = {0.70, 0.73};
+  for (int s = 0; s < 2; ++s)
+    write_run(dir, draft("listops", 64, "linear", s, {{"eval_accuracy", linear[s]}, {"eval_loss", 1.0 - linear[s]}}));
+  write_run(dir, not_ok(draft("listops", 64, "linear", 2, {{"steps_done", 3}}), RunStatus::Failed, "non-finite loss at step 3"));
+  RunDraft bb = draft("listops", 64, "bigbird", 0, {{"eval_accuracy", 0.55}});
+  bb.threads = 2;
+  write_run(dir, bb);
+  write_run(dir, not_ok(draft("listops", 64, "bigbird", 1, {}), RunStatus::Stopped, "stopped by SIGTERM at step 12", 2));
+
+  for (std::int64_t n : {128, 256, 512, 1024})
+    for (int s = 0; s < 2; ++s) {
+      const double noise = 1.0 + (s == 0 ? 0.01 : -0.01) * (n % 384 == 128 ? 1 : -1);
+      const double x = static_cast<double>(n);
+      write_run(dir, draft("text", n, "transformer", s,
+                           {{"eval_accuracy", 0.8 - 0.05 * std::log2(x / 128) + 0.01 * s},
+                            {"peak_bytes", 64.0 * x * x * noise},
+                            {"step_seconds_median", 1e-7 * x * x * noise},
+                            {"step_seconds_p95", 1.2e-7 * x * x * noise},
+                            {"samples_per_s", 1e6 / (x * x)},
+                            {"params", 50000},
+                            {"flops_per_sample", 1000.0 * x * x}},
+                           dim16));
+      write_run(dir, draft("text", n, "linear", s,
+                           {{"eval_accuracy", 0.78 - 0.04 * std::log2(x / 128) - 0.01 * s},
+                            {"peak_bytes", 4096.0 * x * noise},
+                            {"step_seconds_median", 1e-5 * x * noise},
+                            {"step_seconds_p95", 1.3e-5 * x * noise},
+                            {"samples_per_s", 1e4 / x},
+                            {"params", 40000},
+                            {"flops_per_sample", 50000.0 * x}}));
+    }
+}
+
+}  // namespace lrb::test

@@ -1,0 +1,120 @@
+// ReportHtml: the HTML report opens in headless Chromium (Debian's `chromium`, installed by
+// scripts/setup.sh): the tables are in the DOM and every plot is an inline SVG the browser
+// laid out (the page's own check sets data-plots-rendered on <body>); no <img> anywhere.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+#include <thread>
+
+#include "suite/core/exit_codes.h"
+#include "suite/core/files.h"
+#include "tests/support/report_runs.h"
+#include "tests/support/subprocess.h"
+
+extern char** environ;
+
+namespace lrb {
+namespace {
+
+constexpr const char* kChromium = "/usr/bin/chromium";
+
+// Runs argv with stdout to `out` and stderr to `err` (the DOM must not mix with Chromium's
+// log lines); returns the exit code, or -1 after killing it at the timeout.
+int run_to_files(const std::vector<std::string>& args, const std::filesystem::path& out, const std::filesystem::path& err,
+                 std::chrono::seconds timeout) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // its own group: a timeout kills its helpers too
+  posix_spawnattr_setpgroup(&attr, 0);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return -2;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(-pid, SIGKILL);  // helpers Chromium may have left behind in its group
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::size_t count(const std::string& s, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t pos = 0; (pos = s.find(needle, pos)) != std::string::npos; pos += needle.size()) ++n;
+  return n;
+}
+
+TEST(ReportHtml, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
+  ASSERT_TRUE(std::filesystem::exists(kChromium))
+      << kChromium << " is not installed: run scripts/setup.sh (as root) to install Debian's chromium package";
+  test::TempDir t;
+  test::write_report_fixture(t / "results");
+  // A hostile model name must stay text in the page.
+  for (int s = 0; s < 2; ++s) {
+    test::RunDraft d;
+    d.model = "evil<img src=x onerror=alert(1)>";
+    d.seed = s;
+    d.metrics = {{"eval_accuracy", 0.4 + 0.01 * s}};
+    test::write_run(t / "results", d);
+  }
+  const auto page = t / "report.html";
+  auto r = test::run({test::lrbench(), "report", (t / "results").string(), "--baseline", "transformer", "--resamples", "1000",
+                      "-o", page.string()},
+                     std::chrono::seconds(180));
+  ASSERT_EQ(r.code, kExitDone) << r.output;
+  const std::string html = read_file(page);
+  EXPECT_EQ(count(html, "<img"), 0u);
+  EXPECT_EQ(count(html, "http://") - count(html, "http://www.w3.org/"), 0u) << "the page must need no network";
+
+  const int code = run_to_files({kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                                 "--user-data-dir=" + (t / "chromium-profile").string(), "--dump-dom", "file://" + page.string()},
+                                t / "dom.html", t / "chromium.log", std::chrono::seconds(120));
+  ASSERT_EQ(code, 0) << "chromium failed (" << code << "): " << read_file(t / "chromium.log");
+  const std::string dom = read_file(t / "dom.html");
+  ASSERT_FALSE(dom.empty()) << read_file(t / "chromium.log");
+
+  for (const char* id : {"summary-listops", "spread-listops", "comparisons-listops", "summary-text", "efficiency-text", "scaling-text"})
+    EXPECT_NE(dom.find(std::string("<table class=\"lrb\" id=\"") + id + "\""), std::string::npos) << id;
+  EXPECT_NE(dom.find("non-finite loss at step 3"), std::string::npos);
+  EXPECT_NE(dom.find("evil&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+  EXPECT_EQ(count(dom, "<img"), 0u) << "an <img> in the DOM: a missing image, or an escaping hole";
+  EXPECT_EQ(count(dom, "<script"), 1u) << "only the page's own check script";
+
+  // Plots: seed strips (listops, text), metric against memory (text), scaling (text: memory, time).
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-plots=\"(\\d+)\""))) << "the page's check did not run";
+  const int plots = std::stoi(m[1]);
+  EXPECT_EQ(plots, 5);
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-plots-rendered=\"(\\d+)\"")));
+  EXPECT_EQ(std::stoi(m[1]), plots) << "a plot did not render";
+  EXPECT_EQ(count(dom, "<figure class=\"plot\""), static_cast<std::size_t>(plots));
+  EXPECT_EQ(count(dom, "<svg"), static_cast<std::size_t>(plots));
+  for (const char* kind : {"data-kind=\"seeds\"", "data-kind=\"memory\"", "data-kind=\"scaling\""})
+    EXPECT_NE(dom.find(kind), std::string::npos) << kind;
+}
+
+}  // namespace
+}  // namespace lrb
