@@ -157,6 +157,94 @@ TEST(SbatchScript, GeneratedScriptsAreValidBash) {
   }
 }
 
+// The requeue policy of the sweep script, with stand-ins for lrbench, srun and scontrol
+// (no cluster): requeue while runs remain and attempts progress, never after a failure,
+// and give up after 3 attempts in a row without progress.
+class SbatchRequeue : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::create_directories(t_ / "bin");
+    fs::create_directories(t_ / "out" / "slurm");
+    fake("lrbench", "[ \"$1\" = status ] || exit 9\ncat \"$FAKE_DIR/status\"\n");
+    fake("srun", "echo \"srun $*\" >>\"$FAKE_DIR/calls\"\n"
+                 "[ -f \"$FAKE_DIR/status.after\" ] && cp \"$FAKE_DIR/status.after\" \"$FAKE_DIR/status\"\n"
+                 "exit $(cat \"$FAKE_DIR/srun_rc\")\n");
+    fake("scontrol", "echo \"scontrol $*\" >>\"$FAKE_DIR/calls\"\n");
+    SbatchJob j = example_job();
+    j.lrbench = t_ / "bin" / "lrbench";
+    j.out = t_ / "out";
+    j.spec = t_ / "out" / "slurm" / "tiny.toml";
+    j.script = t_ / "out" / "slurm" / "tiny.sbatch";
+    test::write_text(j.script, render_sweep_script(j));
+    script_ = j.script;
+  }
+  void fake(const std::string& name, const std::string& body) {
+    test::write_text(t_ / "bin" / name, "#!/bin/bash\n" + body);
+    fs::permissions(t_ / "bin" / name, fs::perms::owner_all);
+  }
+  // One attempt: the status before, after (if srun changes it), srun's exit code.
+  test::Result attempt(int restart, const std::string& before, const std::string& after, int srun_rc) {
+    test::write_text(t_ / "status", before + "\n");
+    fs::remove(t_ / "status.after");
+    if (!after.empty()) test::write_text(t_ / "status.after", after + "\n");
+    test::write_text(t_ / "srun_rc", std::to_string(srun_rc));
+    fs::remove(t_ / "calls");
+    return test::run({"bash", script_.string()}, std::chrono::seconds(60),
+                     {"PATH=" + (t_ / "bin").string() + ":" + std::getenv("PATH"), "FAKE_DIR=" + t_.path().string(),
+                      "SLURM_JOB_ID=42", "SLURM_RESTART_COUNT=" + std::to_string(restart)});
+  }
+  std::string calls() {
+    std::ifstream in(t_ / "calls");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  TempDir t_;
+  fs::path script_;
+};
+
+const char* kStopped = "total=2 finished=0 ok=0 failed=0 stopped=2 steps=300 missing=0 remaining=2";
+
+TEST_F(SbatchRequeue, RequeuesWhileRunsRemainAndGivesUpAfterThreeAttemptsWithoutProgress) {
+  for (int restart = 0; restart < 3; ++restart) {
+    auto r = attempt(restart, kStopped, "", 3);
+    if (restart < 2) {
+      EXPECT_EQ(r.code, 0) << r.output;
+      EXPECT_NE(r.output.find("requeueing: 2 run(s) left"), std::string::npos) << r.output;
+      EXPECT_NE(calls().find("scontrol requeue 42"), std::string::npos) << calls();
+    } else {
+      EXPECT_EQ(r.code, 3) << r.output;
+      EXPECT_NE(r.output.find("attempt 3: no progress in 3 attempts in a row: not requeueing"), std::string::npos) << r.output;
+      EXPECT_EQ(calls().find("scontrol"), std::string::npos) << calls();
+    }
+    EXPECT_NE(calls().find("srun --mpi=pmix --cpus-per-task=1 " + (t_ / "bin" / "lrbench").string() + " run "),
+              std::string::npos) << calls();
+  }
+  // Progress (any change of the status line) resets the count.
+  auto r = attempt(3, kStopped, "total=2 finished=1 ok=1 failed=0 stopped=1 steps=150 missing=0 remaining=1", 3);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("requeueing: 1 run(s) left"), std::string::npos) << r.output;
+  std::ifstream counter(t_ / "out" / "slurm" / "no-progress.42");
+  int n = -1;
+  counter >> n;
+  EXPECT_EQ(n, 0);
+}
+
+TEST_F(SbatchRequeue, NoRequeueWhenDoneFailedOrNothingRemains) {
+  const std::string done = "total=2 finished=2 ok=2 failed=0 stopped=0 steps=0 missing=0 remaining=0";
+  auto r = attempt(0, kStopped, done, 0);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("attempt 1: done"), std::string::npos) << r.output;
+  r = attempt(0, kStopped, "", 4);
+  EXPECT_EQ(r.code, 4) << r.output;
+  r = attempt(0, kStopped, "", 1);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("not requeueing: the step failed (code 1)"), std::string::npos) << r.output;
+  r = attempt(0, kStopped, done, 3);  // stopped, but at the very end
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(calls().find("scontrol"), std::string::npos) << calls();
+}
+
 TEST(SbatchCommand, WritesTheScriptAndPrintsItsPath) {
   TempDir t;
   test::write_text(t / "sweep.toml", test::tiny_sweep());
