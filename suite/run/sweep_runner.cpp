@@ -45,23 +45,23 @@ std::vector<std::int64_t> share_pending(const MpiSession& mpi, std::vector<std::
 nlohmann::json job_provenance(const MpiSession& mpi, const SweepSpec& spec, int threads, const Shard& shard) {
   const BlasInfo blas = loaded_blas();
   nlohmann::json j = {{"host", mpi.host()},
-          {"rank", mpi.rank()},
-          {"world_size", mpi.size()},
-          {"local_rank", mpi.local_rank()},
-          {"local_size", mpi.local_size()},
-          {"threads", threads},
-          {"sweep", spec.sweep.name},
-          {"sweep_file", spec.file},
-          {"lrbench_version", lrbench_version()},
-          {"git_revision", git_revision()},
-          {"git_dirty", git_dirty()},
-          {"torch_version", TORCH_VERSION},
-          {"blas", blas.library},
-          {"blas_config", blas.config},
-          {"hdf5_version", hdf5_library_version()},
-          {"mpi_library", mpi_library_version()},
-          {"slurm", slurm_environment()},
-          {"pid", static_cast<long>(::getpid())}};
+                      {"rank", mpi.rank()},
+                      {"world_size", mpi.size()},
+                      {"local_rank", mpi.local_rank()},
+                      {"local_size", mpi.local_size()},
+                      {"threads", threads},
+                      {"sweep", spec.sweep.name},
+                      {"sweep_file", spec.file},
+                      {"lrbench_version", lrbench_version()},
+                      {"git_revision", git_revision()},
+                      {"git_dirty", git_dirty()},
+                      {"torch_version", TORCH_VERSION},
+                      {"blas", blas.library},
+                      {"blas_config", blas.config},
+                      {"hdf5_version", hdf5_library_version()},
+                      {"mpi_library", mpi_library_version()},
+                      {"slurm", slurm_environment()},
+                      {"pid", static_cast<long>(::getpid())}};
   if (!shard.whole()) j["shard"] = shard.text();
   // Which GPUs this rank could see (Slurm's --gpus-per-task binding sets it per task).
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) j["cuda_visible_devices"] = v;
@@ -159,7 +159,7 @@ int run_sweep(const SweepRunOptions& options) {
         lock = std::make_unique<FolderLock>(out / ".lock");
       } else {
         // The shards of one sweep write the folder together (their runs are disjoint); a
-        // whole sweep, or a second process for the same shard, waits its turn.
+        // whole sweep, or a second process for the same shard, is refused meanwhile.
         lock = std::make_unique<FolderLock>(out / ".lock", FolderLock::Mode::Shared);
         shard_lock = std::make_unique<FolderLock>(
             out / (".lock-shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count)));
