@@ -10,6 +10,8 @@ packages=(
   libtorch-dev libopenblas0-openmp
   # MPI, HDF5
   libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
+  # Slurm (sbatch/srun and the one-node test cluster of slurm/test_cluster.sh) and its authentication
+  slurm-wlm munge
   # the libraries the code uses
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libfmt-dev libspdlog-dev libboost-dev libssl-dev

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "suite/cli/command.h"
+#include "suite/config/shard.h"
 #include "suite/run/sweep_runner.h"
 
 namespace lrb {
@@ -17,7 +18,14 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--threads", opts->threads, "intra-op threads per rank (0 = auto: cores on the node / ranks on the node); overrides [sweep] threads")
       ->check(CLI::Range(0, 1024));
   cmd->add_flag("--retry-failed", opts->retry_failed, "run failed runs again (by default a failed run counts as finished)");
-  cmd->callback([opts, &result] { result.exit_code = run_sweep(*opts); });
+  auto shard = std::make_shared<std::string>();
+  cmd->add_option("--shard", *shard,
+                  "run only shard I of N (I/N, by run key): the N shards together hold every run once; "
+                  "each task of a Slurm job array runs one");
+  cmd->callback([opts, shard, &result] {
+    if (!shard->empty()) opts->shard = parse_shard(*shard);
+    result.exit_code = run_sweep(*opts);
+  });
 }
 
 LRB_REGISTER_COMMAND(add_run_command);

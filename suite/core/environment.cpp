@@ -59,12 +59,19 @@ std::string mpi_library_version() {
 }
 
 nlohmann::json slurm_environment() {
-  static const char* names[] = {"SLURM_JOB_ID",        "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
-                                "SLURM_RESTART_COUNT", "SLURM_JOB_NODELIST", "SLURM_PROCID",
-                                "SLURM_NTASKS",        "SLURM_STEP_ID",      "SLURM_JOB_PARTITION"};
+  static const char* names[] = {
+      "SLURM_JOB_ID",         "SLURM_JOB_NAME",      "SLURM_CLUSTER_NAME",    "SLURM_JOB_PARTITION",
+      "SLURM_JOB_ACCOUNT",    "SLURM_ARRAY_JOB_ID",  "SLURM_ARRAY_TASK_ID",   "SLURM_ARRAY_TASK_COUNT",
+      "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_RESTART_COUNT",  "SLURM_JOB_NODELIST",
+      "SLURM_JOB_NUM_NODES",  "SLURM_STEP_ID",       "SLURM_STEP_NODELIST",   "SLURM_NTASKS",
+      "SLURM_PROCID",         "SLURM_LOCALID",       "SLURM_NODEID",          "SLURM_CPUS_PER_TASK",
+      "SLURM_GPUS_PER_TASK",  "SLURM_STEP_GPUS",     "SLURM_SUBMIT_HOST"};
   nlohmann::json j = nlohmann::json::object();
   for (const char* n : names)
     if (const char* v = std::getenv(n)) j[n] = v;
+  // Slurm sets SLURM_RESTART_COUNT only once a job has been requeued: record the first
+  // attempt as 0, so every run file of a Slurm job says which attempt ran it.
+  if (j.contains("SLURM_JOB_ID") && !j.contains("SLURM_RESTART_COUNT")) j["SLURM_RESTART_COUNT"] = "0";
   return j;
 }
 

@@ -81,10 +81,10 @@ bool is_safe_name(std::string_view name) {
   return name[0] != '.';
 }
 
-FolderLock::FolderLock(const fs::path& lock_file) {
+FolderLock::FolderLock(const fs::path& lock_file, Mode mode) {
   fd_ = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw UserError("cannot create the lock file " + lock_file.string() + ": " + errno_text());
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+  if (::flock(fd_, (mode == Mode::Shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
     ::close(fd_);
     fd_ = -1;
     throw UserError("another lrbench process is writing " + lock_file.parent_path().string() +

@@ -25,11 +25,13 @@ std::string host_name();
 // A name a user gives (sweep name, report file stem) must stay one path component.
 bool is_safe_name(std::string_view name);
 
-// Holds an exclusive advisory lock on a file for the life of the object, so that two
-// sweeps cannot write one results folder at the same time.
+// Holds an advisory lock on a file for the life of the object, so that two sweeps cannot
+// write one results folder at the same time. Shared: the shards of one sweep (each also
+// holding an exclusive lock of its own) may write the folder together, a whole sweep not.
 class FolderLock {
  public:
-  explicit FolderLock(const fs::path& lock_file);
+  enum class Mode { Exclusive, Shared };
+  explicit FolderLock(const fs::path& lock_file, Mode mode = Mode::Exclusive);
   ~FolderLock();
   FolderLock(const FolderLock&) = delete;
   FolderLock& operator=(const FolderLock&) = delete;

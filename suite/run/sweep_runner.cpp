@@ -7,6 +7,7 @@
 #include <torch/version.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "suite/config/expand.h"
@@ -41,26 +42,30 @@ std::vector<std::int64_t> share_pending(const MpiSession& mpi, std::vector<std::
   return pending;
 }
 
-nlohmann::json job_provenance(const MpiSession& mpi, const SweepSpec& spec, int threads) {
+nlohmann::json job_provenance(const MpiSession& mpi, const SweepSpec& spec, int threads, const Shard& shard) {
   const BlasInfo blas = loaded_blas();
-  return {{"host", mpi.host()},
-          {"rank", mpi.rank()},
-          {"world_size", mpi.size()},
-          {"local_rank", mpi.local_rank()},
-          {"local_size", mpi.local_size()},
-          {"threads", threads},
-          {"sweep", spec.sweep.name},
-          {"sweep_file", spec.file},
-          {"lrbench_version", lrbench_version()},
-          {"git_revision", git_revision()},
-          {"git_dirty", git_dirty()},
-          {"torch_version", TORCH_VERSION},
-          {"blas", blas.library},
-          {"blas_config", blas.config},
-          {"hdf5_version", hdf5_library_version()},
-          {"mpi_library", mpi_library_version()},
-          {"slurm", slurm_environment()},
-          {"pid", static_cast<long>(::getpid())}};
+  nlohmann::json j = {{"host", mpi.host()},
+                      {"rank", mpi.rank()},
+                      {"world_size", mpi.size()},
+                      {"local_rank", mpi.local_rank()},
+                      {"local_size", mpi.local_size()},
+                      {"threads", threads},
+                      {"sweep", spec.sweep.name},
+                      {"sweep_file", spec.file},
+                      {"lrbench_version", lrbench_version()},
+                      {"git_revision", git_revision()},
+                      {"git_dirty", git_dirty()},
+                      {"torch_version", TORCH_VERSION},
+                      {"blas", blas.library},
+                      {"blas_config", blas.config},
+                      {"hdf5_version", hdf5_library_version()},
+                      {"mpi_library", mpi_library_version()},
+                      {"slurm", slurm_environment()},
+                      {"pid", static_cast<long>(::getpid())}};
+  if (!shard.whole()) j["shard"] = shard.text();
+  // Which GPUs this rank could see (Slurm's --gpus-per-task binding sets it per task).
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) j["cuda_visible_devices"] = v;
+  return j;
 }
 
 struct ScanResult {
@@ -68,11 +73,14 @@ struct ScanResult {
   int finished = 0, finished_failed = 0;
 };
 
-ScanResult scan_for_resume(const fs::path& out, const std::vector<RunSpec>& runs, bool retry_failed) {
+// Looks at `mine` (indices into runs) only: a shard never touches another shard's files.
+ScanResult scan_for_resume(const fs::path& out, const std::vector<RunSpec>& runs, const std::vector<std::size_t>& mine,
+                           bool retry_failed, StaleScope stale_scope) {
   ScanResult r;
-  for (const auto& p : clear_stale_temporaries(out))
+  for (const auto& p : clear_stale_temporaries(out, stale_scope))
     fmt::print(stderr, "lrbench: removed a stale temporary file {}\n", p.string());
-  for (const auto& run : runs) {
+  for (const std::size_t i : mine) {
+    const RunSpec& run = runs[i];
     const fs::path file = run_file_path(out, run.key);
     if (!fs::exists(file)) {
       r.pending.push_back(run.index);
@@ -136,15 +144,28 @@ int run_sweep(const SweepRunOptions& options) {
   at::set_num_threads(threads);
 
   const fs::path out = options.out_dir;
-  std::unique_ptr<FolderLock> lock;
+  const Shard& shard = options.shard;
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < ex.runs.size(); ++i)
+    if (in_shard(ex.runs[i].key, shard)) mine.push_back(i);
+  std::unique_ptr<FolderLock> lock, shard_lock;
   ScanResult scan;
   int setup_failed = 0;
   if (mpi.rank() == 0) {
     try {
       fs::create_directories(out / "runs");
       fs::create_directories(out / "checkpoints");
-      lock = std::make_unique<FolderLock>(out / ".lock");
-      scan = scan_for_resume(out, ex.runs, options.retry_failed);
+      if (shard.whole()) {
+        lock = std::make_unique<FolderLock>(out / ".lock");
+      } else {
+        // The shards of one sweep write the folder together (their runs are disjoint); a
+        // whole sweep, or a second process for the same shard, is refused meanwhile.
+        lock = std::make_unique<FolderLock>(out / ".lock", FolderLock::Mode::Shared);
+        shard_lock = std::make_unique<FolderLock>(
+            out / (".lock-shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count)));
+      }
+      scan = scan_for_resume(out, ex.runs, mine, options.retry_failed,
+                             shard.whole() ? StaleScope::AnyHost : StaleScope::ThisHostOnly);
       write_sweep_manifest(out, spec, ex);
     } catch (const std::exception& e) {
       fmt::print(stderr, "lrbench: error: {}\n", e.what());
@@ -176,7 +197,7 @@ int run_sweep(const SweepRunOptions& options) {
   ctx.results_dir = out;
   ctx.threads = threads;
   ctx.checkpoint_every = spec.sweep.checkpoint_every;
-  ctx.provenance = job_provenance(mpi, spec, threads);
+  ctx.provenance = job_provenance(mpi, spec, threads, shard);
   if (spec.sweep.device == "cuda") ctx.device_index = mpi.local_rank() % std::max<int>(1, at::getNumGPUs());
 
   WorkQueue queue(mpi, items, board.get());
@@ -202,9 +223,10 @@ int run_sweep(const SweepRunOptions& options) {
 
   if (mpi.rank() == 0) {
     const int failed = totals.failed + scan.finished_failed;
-    fmt::print(stderr, "lrbench: {} runs in the sweep: {} ran now ({} ok, {} failed, {} stopped), {} were already finished\n",
-               ex.runs.size(), totals.ok + totals.failed + totals.stopped, totals.ok, totals.failed, totals.stopped,
-               scan.finished);
+    const std::string scope = shard.whole() ? fmt::format("{} runs in the sweep", ex.runs.size())
+                                            : fmt::format("shard {}: {} of the sweep's {} runs", shard.text(), mine.size(), ex.runs.size());
+    fmt::print(stderr, "lrbench: {}: {} ran now ({} ok, {} failed, {} stopped), {} were already finished\n", scope,
+               totals.ok + totals.failed + totals.stopped, totals.ok, totals.failed, totals.stopped, scan.finished);
     if (totals.stopped) fmt::print(stderr, "lrbench: stopped; run the same command again to resume\n");
     else if (failed) fmt::print(stderr, "lrbench: {} run(s) failed; `lrbench report {}` shows why\n", failed, out.string());
   }

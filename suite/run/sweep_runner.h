@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <string>
 
+#include "suite/config/shard.h"
+
 namespace lrb {
 
 struct SweepRunOptions {
@@ -12,6 +14,10 @@ struct SweepRunOptions {
   std::filesystem::path out_dir;
   int threads = -1;           // -1: as the sweep says; 0: auto; n: n threads per rank
   bool retry_failed = false;  // run failed runs again (by default a failed run is finished)
+  // Only the runs of this shard (by run key): the tasks of a Slurm job array each run one
+  // shard of the same sweep into the same folder. Resume, skipping and the exit code count
+  // this shard's runs only.
+  Shard shard;
 };
 
 // Returns the process exit code (suite/core/exit_codes.h).

@@ -30,14 +30,21 @@ constexpr const char* kCheckpointsFolder = "checkpoints";
 constexpr const char* kQuarantineFolder = "quarantine";
 constexpr const char* kSweepFile = "sweep.h5";
 
-// A temporary file ".<name>.tmp.<host>.<pid>" (files.h) still being written by a live
-// process of this host. Files of other hosts cannot be checked from here.
-bool owned_by_live_local_process(const std::string& name) {
+// A temporary file ".<name>.tmp.<host>.<pid>" (files.h) written on this host.
+bool written_on_this_host(const std::string& name) {
   const auto tmp = name.rfind(".tmp.");
   if (tmp == std::string::npos) return false;
   const std::string rest = name.substr(tmp + 5);
   const auto dot = rest.rfind('.');
-  if (dot == std::string::npos || rest.substr(0, dot) != host_name()) return false;
+  return dot != std::string::npos && rest.substr(0, dot) == host_name();
+}
+
+// ... and still being written by a live process. Files of other hosts cannot be checked
+// from here.
+bool owned_by_live_local_process(const std::string& name) {
+  if (!written_on_this_host(name)) return false;
+  const std::string rest = name.substr(name.rfind(".tmp.") + 5);
+  const auto dot = rest.rfind('.');
   const std::string pid_text = rest.substr(dot + 1);
   if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
     return false;
@@ -110,11 +117,13 @@ ResultsScan scan_runs(const fs::path& dir) {
   return out;
 }
 
-std::vector<fs::path> clear_stale_temporaries(const fs::path& dir) {
+std::vector<fs::path> clear_stale_temporaries(const fs::path& dir, StaleScope scope) {
   std::vector<fs::path> stale;
   const auto consider = [&](const fs::directory_entry& entry) {
     const std::string name = entry.path().filename().string();
-    if (is_temp_name(name) && !owned_by_live_local_process(name)) stale.push_back(entry.path());
+    if (is_temp_name(name) && !owned_by_live_local_process(name) &&
+        (scope == StaleScope::AnyHost || written_on_this_host(name)))
+      stale.push_back(entry.path());
     return is_temp_name(name);
   };
   // runs/ and checkpoints/ at any depth; quarantine/ (its .reason files) and DIR itself

@@ -32,7 +32,11 @@ ResultsScan scan_runs(const std::filesystem::path& dir);
 // Removes the temporary files that killed processes left in DIR/runs and DIR/checkpoints
 // (at any depth), DIR/quarantine and DIR itself (a sweep.h5 being merged), and returns them. Files of processes still alive on this host are kept; call it before
 // other hosts start writing into DIR (the sweep start, under the folder lock).
-std::vector<std::filesystem::path> clear_stale_temporaries(const std::filesystem::path& dir);
+// With ThisHostOnly, temporaries written on other hosts are left alone: the shards of a
+// job array write one folder together, and another host's process cannot be checked.
+enum class StaleScope { AnyHost, ThisHostOnly };
+std::vector<std::filesystem::path> clear_stale_temporaries(const std::filesystem::path& dir,
+                                                           StaleScope scope = StaleScope::AnyHost);
 
 // Moves `file` to DIR/quarantine/<name>.<UTC timestamp>, with <that>.reason beside it
 // holding `reason`, so that nothing is lost and the run can be recomputed. Returns the new path.

@@ -1,0 +1,194 @@
+// lrbench slurm SPEC: write the sbatch script(s) of a sweep into its results folder, and
+// with --submit hand them to sbatch. MPI mode: one job, `srun --mpi=pmix lrbench run`.
+// Array mode (--array): one shard of the sweep per array task, and a final job, after the
+// array, that merges and reports. Both checkpoint on Slurm's warning and requeue themselves.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "suite/cli/command.h"
+#include "suite/config/expand.h"
+#include "suite/config/sweep_spec.h"
+#include "suite/core/environment.h"
+#include "suite/core/errors.h"
+#include "suite/core/exit_codes.h"
+#include "suite/core/files.h"
+#include "suite/core/run_program.h"
+#include "suite/core/sha256.h"
+#include "suite/slurm/sbatch_script.h"
+
+namespace lrb {
+namespace {
+
+namespace fs = std::filesystem;
+
+// As given on the command line; parse_* and check_* turn them into an SbatchJob.
+struct SlurmArgs {
+  std::string spec, out;
+  std::string nodes = "1", ntasks_per_node = "1", gpus_per_task = "0", cpus_per_task;
+  std::string time, partition, account, array, signal_lead = "120";
+  bool submit = false;
+};
+
+// The job id sbatch --parsable printed ("123" or "123;cluster").
+std::string parse_job_id(const ProgramResult& r, const fs::path& script) {
+  if (r.exit_code != 0)
+    throw UserError("sbatch refused " + script.string() + " (exit code " + std::to_string(r.exit_code) + "): " + r.err +
+                    r.out);
+  std::string id = r.out.substr(0, r.out.find_first_of(";\n"));
+  if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
+    throw UserError("sbatch printed '" + r.out + "' for " + script.string() + ", not a job id");
+  return id;
+}
+
+std::string submit(const std::vector<std::string>& options, const fs::path& script) {
+  if (find_on_path("sbatch").empty())
+    throw UserError("sbatch is not on PATH: install Slurm's client (scripts/setup.sh installs slurm-wlm), or leave out "
+                    "--submit and submit " + script.string() + " where Slurm is");
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back(script.string());
+  return parse_job_id(run_program(argv), script);
+}
+
+// The results folder as an absolute path without symlinks, checked (before anything is
+// created) to be safe in the script, then created.
+fs::path results_folder(const std::string& given, const std::string& sweep_name) {
+  fs::path p = fs::absolute(given.empty() ? fs::path("results") / sweep_name : fs::path(given)).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();
+  check_script_path("the results folder", p);
+  std::error_code ec;
+  fs::create_directories(p / "slurm", ec);
+  if (ec) throw UserError("cannot create " + (p / "slurm").string() + ": " + ec.message() + "; give another --out");
+  p = fs::canonical(p, ec);
+  if (ec) throw UserError("cannot resolve the results folder " + p.string() + ": " + ec.message());
+  check_script_path("the results folder", p);
+  return p;
+}
+
+int slurm_command(const SlurmArgs& a) {
+  // The sweep must be valid before anything is written: a job that would fail at start
+  // costs a queue wait to find out.
+  const SweepSpec spec = load_sweep_file(a.spec);
+  const ExpandedSweep ex = expand_sweep(spec);
+
+  SbatchJob job;
+  job.name = spec.sweep.name;
+  job.nodes = parse_slurm_count("--nodes", a.nodes, 1, 100000);
+  job.ntasks_per_node = parse_slurm_count("--ntasks-per-node", a.ntasks_per_node, 1, 4096);
+  job.gpus_per_task = parse_slurm_count("--gpus-per-task", a.gpus_per_task, 0, 64);
+  // By default a task gets the cores its ranks' threads use.
+  job.cpus_per_task = a.cpus_per_task.empty() ? std::max(1, spec.sweep.threads)
+                                              : parse_slurm_count("--cpus-per-task", a.cpus_per_task, 1, 4096);
+  if (!a.time.empty()) job.time_seconds = parse_time_limit(a.time);
+  if (!a.partition.empty()) check_slurm_name("--partition", a.partition);
+  if (!a.account.empty()) check_slurm_name("--account", a.account);
+  job.partition = a.partition;
+  job.account = a.account;
+  if (!a.array.empty()) job.array = parse_array(a.array);
+  job.signal_lead_seconds = parse_slurm_count("--signal-lead", a.signal_lead, 1, 65535);
+  check_signal_lead(job.signal_lead_seconds, job.time_seconds);
+
+  if (spec.sweep.device == "cuda" && job.gpus_per_task == 0)
+    throw UserError(spec.file + ": device = \"cuda\": give --gpus-per-task 1 (one GPU per rank)");
+  if (spec.sweep.device != "cuda" && job.gpus_per_task > 0)
+    fmt::print(stderr, "lrbench: warning: {} runs on the CPU; --gpus-per-task {} asks for GPUs it will not use\n", spec.file,
+               job.gpus_per_task);
+  if (job.gpus_per_task > 1)
+    fmt::print(stderr, "lrbench: warning: each rank runs on one GPU; with --gpus-per-task {} the others stay idle "
+                       "(use more tasks instead)\n", job.gpus_per_task);
+  if (spec.sweep.threads > job.cpus_per_task)
+    fmt::print(stderr, "lrbench: warning: the sweep uses {} threads per rank but --cpus-per-task is {}\n",
+               spec.sweep.threads, job.cpus_per_task);
+  if (job.array && job.array->count() > static_cast<int>(ex.runs.size()))
+    fmt::print(stderr, "lrbench: warning: {} array tasks for {} runs: some tasks will have nothing to do\n",
+               job.array->count(), ex.runs.size());
+
+  std::error_code ec;
+  job.lrbench = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw UserError("cannot find the path of the lrbench binary (/proc/self/exe): " + ec.message());
+  check_script_path("the lrbench binary", job.lrbench);
+  if (!is_slurm_name(job.name))
+    throw UserError(spec.file + ": the sweep's name '" + job.name +
+                    "' cannot be a Slurm job name: use letters, digits, '.', '_' and '-' (at most 64)");
+  job.out = results_folder(a.out, job.name);
+
+  // The job runs a copy of the sweep file, named by its content: editing the file (or
+  // writing the scripts again for a new version) never changes what a queued job runs.
+  const std::string text = read_file(a.spec);
+  const fs::path slurm_dir = job.out / "slurm";
+  job.spec = slurm_dir / (job.name + "-" + sha256_hex(text).substr(0, 12) + ".toml");
+  const bool array = job.array.has_value();
+  job.script = slurm_dir / (job.name + (array ? "-array.sbatch" : ".sbatch"));
+  job.array_script = job.script;
+  const fs::path final_script = slurm_dir / (job.name + "-final.sbatch");
+
+  // Render everything (every value checked) before writing anything.
+  const std::string sweep_text = render_sweep_script(job);
+  std::string final_text;
+  if (array) {
+    SbatchJob final_job = job;
+    final_job.script = final_script;
+    final_text = render_final_script(final_job);
+  }
+  write_file_atomic(job.spec, text);
+  write_file_atomic(job.script, sweep_text);
+  if (array) write_file_atomic(final_script, final_text);
+
+  const std::string runs = fmt::format("{} run(s)", ex.runs.size());
+  if (!a.submit) {
+    fmt::print("{}\n", job.script.string());
+    if (array) fmt::print("{}\n", final_script.string());
+    std::fflush(stdout);  // the paths first, then the advice on stderr
+    if (array) {
+      fmt::print(stderr, "lrbench: {}: array {} ({} shard(s)), then merge and report. Submit with:\n"
+                         "  id=$(sbatch --parsable {}) && sbatch --dependency=afterany:$id {}\n",
+                 runs, job.array->text(), job.array->count(), job.script.string(), final_script.string());
+    } else {
+      fmt::print(stderr, "lrbench: {} on {} task(s). Submit with: sbatch {}\n", runs, job.nodes * job.ntasks_per_node,
+                 job.script.string());
+    }
+    return kExitDone;
+  }
+  const std::string id = submit({}, job.script);
+  fmt::print("{}\n", id);
+  std::fflush(stdout);
+  if (array) {
+    // afterany: the report is wanted even when some array task failed or gave up.
+    const std::string final_id = submit({"--dependency=afterany:" + id}, final_script);
+    fmt::print("{}\n", final_id);
+    std::fflush(stdout);
+    fmt::print(stderr, "lrbench: submitted job array {} ({}, {}) and job {} (merge and report, after it); logs in {}\n", id,
+               runs, job.array->text(), final_id, slurm_dir.string());
+  } else {
+    fmt::print(stderr, "lrbench: submitted job {} ({}); log in {}\n", id, runs, slurm_dir.string());
+  }
+  return kExitDone;
+}
+
+void add_slurm_command(CLI::App& app, CommandResult& result) {
+  auto a = std::make_shared<SlurmArgs>();
+  auto* cmd = app.add_subcommand(
+      "slurm", "write the sbatch script of a sweep into its results folder (and print its path); --submit submits it");
+  cmd->add_option("spec", a->spec, "the sweep file (TOML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--out,-o", a->out, "results folder (default: results/<sweep name>); the scripts go to DIR/slurm/");
+  cmd->add_option("--nodes,-N", a->nodes, "nodes (default 1)");
+  cmd->add_option("--ntasks-per-node", a->ntasks_per_node, "MPI ranks per node (default 1)");
+  cmd->add_option("--gpus-per-task", a->gpus_per_task, "GPUs per rank (default 0; 1 for device = \"cuda\")");
+  cmd->add_option("--cpus-per-task,-c", a->cpus_per_task, "cores per rank (default: the sweep's threads, or 1 for auto)");
+  cmd->add_option("--time,-t", a->time, "time limit per attempt, as sbatch takes it (90, 2:00:00, 1-00:00:00)");
+  cmd->add_option("--partition,-p", a->partition, "partition (default: the cluster's)");
+  cmd->add_option("--account,-A", a->account, "account to charge (default: yours)");
+  cmd->add_option("--array", a->array, "array mode: N tasks (or A-B), %M at a time; each runs one shard of the sweep");
+  cmd->add_option("--signal-lead", a->signal_lead,
+                  "seconds before the time limit at which every rank checkpoints and the job requeues (default 120)");
+  cmd->add_flag("--submit", a->submit, "submit with sbatch and print the job id (array mode: the array's, then the final job's)");
+  cmd->callback([a, &result] { result.exit_code = slurm_command(*a); });
+}
+
+LRB_REGISTER_COMMAND(add_slurm_command);
+
+}  // namespace
+}  // namespace lrb

@@ -1,0 +1,109 @@
+#include "tests/support/slurm_cluster.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "tests/support/subprocess.h"
+
+namespace lrb::test {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string use_test_cluster() {
+  if (!std::getenv("SLURM_CONF")) {
+    const char* dir = std::getenv("LRB_SLURM_DIR");
+    const std::string conf = std::string(dir ? dir : "/tmp/lrb-slurm") + "/slurm.conf";
+    setenv("SLURM_CONF", conf.c_str(), 1);
+  }
+  const std::string conf = std::getenv("SLURM_CONF");
+  const std::string how = "start it with `slurm/test_cluster.sh up` (scripts/test.sh does it before ctest)";
+  if (!fs::exists(conf)) return "the Slurm test cluster is not set up (no " + conf + "): " + how;
+  const Result r = run({"sinfo", "-h", "-o", "%T"}, 30s);
+  if (r.code != 0) return "the Slurm test cluster does not answer (sinfo: " + r.output + "): " + how;
+  const std::string state = r.output.substr(0, r.output.find('\n'));
+  if (state != "idle" && state != "mixed" && state != "allocated")
+    return "the Slurm test cluster's node is '" + state + "', not idle: " + how + "; its logs are beside " + conf;
+  return "";
+}
+
+std::vector<JobFields> show_job(const std::string& id) {
+  std::vector<JobFields> tasks;
+  const Result r = run({"scontrol", "show", "job", "-o", id}, 30s);
+  if (r.code != 0) return tasks;
+  std::istringstream lines(r.output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.find("JobId=") == std::string::npos) continue;
+    JobFields f;
+    std::istringstream words(line);
+    std::string w;
+    while (words >> w) {
+      const auto eq = w.find('=');
+      if (eq != std::string::npos) f.emplace(w.substr(0, eq), w.substr(eq + 1));
+    }
+    tasks.push_back(std::move(f));
+  }
+  return tasks;
+}
+
+bool job_ended(const std::vector<JobFields>& tasks) {
+  static const std::set<std::string> final_states = {"COMPLETED", "FAILED",    "CANCELLED", "TIMEOUT",
+                                                     "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL",
+                                                     "DEADLINE"};
+  if (tasks.empty()) return false;
+  for (const auto& t : tasks) {
+    const auto state = t.find("JobState");
+    // scontrol prints COMPLETING (not final) while a job's processes are being ended.
+    if (state == t.end() || !final_states.count(state->second)) return false;
+  }
+  return true;
+}
+
+std::vector<JobFields> wait_job_ended(const std::string& id, std::chrono::seconds timeout) {
+  std::vector<JobFields> last;
+  const bool ok = wait_job(id, timeout, [&](const std::vector<JobFields>& t) {
+    last = t;
+    return job_ended(t);
+  });
+  return ok ? last : std::vector<JobFields>{};
+}
+
+std::string job_id_in(const std::string& output, int nth) {
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.empty() && line.find_first_not_of("0123456789") == std::string::npos && nth-- == 0) return line;
+  }
+  return "";
+}
+
+JobGuard::~JobGuard() {
+  for (const auto& id : ids_) {
+    if (job_ended(show_job(id))) continue;
+    run({"scancel", id}, 30s);
+    wait_job_ended(id, 30s);
+  }
+}
+
+std::vector<int> job_processes(const std::string& lrbench_binary, const std::string& id) {
+  std::vector<int> pids;
+  std::error_code ec;
+  const fs::path binary = fs::canonical(lrbench_binary, ec);
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec2;
+    if (fs::read_symlink(e.path() / "exe", ec2) != binary || ec2) continue;
+    std::ifstream env(e.path() / "environ", std::ios::binary);
+    std::string var;
+    while (std::getline(env, var, '\0'))
+      if (var == "SLURM_JOB_ID=" + id) pids.push_back(std::stoi(name));
+  }
+  return pids;
+}
+
+}  // namespace lrb::test

@@ -1,0 +1,59 @@
+#pragma once
+// Test support for the `slurm` label: the one-node test cluster of slurm/test_cluster.sh
+// (scripts/test.sh starts it), and Slurm jobs seen through scontrol.
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace lrb::test {
+
+// Points this process (and every child) at the test cluster: SLURM_CONF as set, else
+// ${LRB_SLURM_DIR:-/tmp/lrb-slurm}/slurm.conf. Returns "" when the cluster answers with a
+// usable node, else a message that says how to start it.
+std::string use_test_cluster();
+
+// One task of a job as `scontrol show job -o` prints it: JobId, ArrayTaskId, JobState,
+// Restarts, ExitCode, ... (an array job has one per task).
+using JobFields = std::map<std::string, std::string>;
+std::vector<JobFields> show_job(const std::string& id);
+
+// True once every task of the job has ended (COMPLETED, FAILED, CANCELLED, TIMEOUT...).
+bool job_ended(const std::vector<JobFields>& tasks);
+// Polls until the job has ended (returns its tasks) or the timeout passes (returns {}).
+std::vector<JobFields> wait_job_ended(const std::string& id, std::chrono::seconds timeout);
+// Polls until `pred` holds for the job's tasks; false on timeout.
+template <class Pred>
+bool wait_job(const std::string& id, std::chrono::seconds timeout, Pred pred);
+
+// The first line of `output` made only of digits: a job id printed by sbatch --parsable
+// or `lrbench slurm --submit`; "" when none. `nth` picks a later one.
+std::string job_id_in(const std::string& output, int nth = 0);
+
+// Cancels the job when the test ends early, so that no job outlives its folder.
+class JobGuard {
+ public:
+  JobGuard() = default;
+  ~JobGuard();
+  void add(const std::string& id) { ids_.push_back(id); }
+
+ private:
+  std::vector<std::string> ids_;
+};
+
+// PIDs of live lrbench processes (this build's binary) whose environment says SLURM_JOB_ID=id.
+std::vector<int> job_processes(const std::string& lrbench_binary, const std::string& id);
+
+}  // namespace lrb::test
+
+#include <thread>
+
+template <class Pred>
+bool lrb::test::wait_job(const std::string& id, std::chrono::seconds timeout, Pred pred) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred(show_job(id))) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  return false;
+}
