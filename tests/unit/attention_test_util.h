@@ -56,9 +56,14 @@ inline void expect_matches(const Kernel& kernel, const Kernel& reference, const 
                            const at::Tensor& v, const at::Tensor& query_keep = {},
                            double tolerance = kTolerance) {
   const std::int64_t B = q.size(0), Nq = q.size(2);
-  at::Tensor upstream = at::randn({B, q.size(1), Nq, v.size(3)}, at::kDouble);
+  at::Tensor shape_probe;
+  {
+    at::NoGradGuard no_grad;
+    shape_probe = reference(q, k, v);  // the output shape (pooling changes the row count)
+  }
+  at::Tensor upstream = at::randn(shape_probe.sizes(), at::kDouble);
   at::Tensor row_keep = query_keep.defined() ? query_keep.to(at::kDouble).view({B, 1, Nq, 1})
-                                             : at::ones({B, 1, Nq, 1}, at::kDouble);
+                                             : at::ones({1}, at::kDouble);
   upstream = upstream * row_keep;
   const Outputs got = run(kernel, q, k, v, upstream, at::kFloat);
   const Outputs want = run(reference, q, k, v, upstream, at::kDouble);
