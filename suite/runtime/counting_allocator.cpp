@@ -5,6 +5,8 @@
 
 #include <mutex>
 
+#include "suite/core/errors.h"
+
 namespace lrb {
 namespace {
 
@@ -15,11 +17,12 @@ std::atomic<std::int64_t> g_limit{0};
 std::atomic<bool> g_hit{false};
 std::atomic<bool> g_installed{false};
 
-struct Block {
-  void* ptr;
-  std::int64_t bytes;
-  c10::DataPtr inner;  // the default allocator's pointer, freed with its own deleter
-};
+// Each block carries its size in a header in front of the data, so the DataPtr's data and
+// context are the same pointer and raw_deleter() works: some LibTorch ops (MKL-DNN
+// convolution, for one) allocate through Allocator::raw_allocate, which requires both.
+// 64 bytes keep the default allocator's 64-byte alignment.
+constexpr std::size_t kHeader = 64;
+c10::DeleterFnPtr g_inner_deleter = nullptr;
 
 void note_peak(std::int64_t now) {
   std::int64_t prev = g_peak.load(std::memory_order_relaxed);
@@ -27,9 +30,19 @@ void note_peak(std::int64_t now) {
   }
 }
 
+void free_block(void* data) {
+  if (data == nullptr) return;
+  void* base = static_cast<char*>(data) - kHeader;
+  g_live.fetch_sub(*static_cast<std::int64_t*>(base), std::memory_order_relaxed);
+  g_inner_deleter(base);
+}
+
 class CountingAllocator final : public c10::Allocator {
  public:
-  explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {}
+  explicit CountingAllocator(c10::Allocator* inner) : inner_(inner) {
+    g_inner_deleter = inner->raw_deleter();
+    LRB_CHECK(g_inner_deleter != nullptr, "the default CPU allocator must support raw allocations");
+  }
 
   c10::DataPtr allocate(size_t n) const override {
     const auto bytes = static_cast<std::int64_t>(n);
@@ -42,26 +55,21 @@ class CountingAllocator final : public c10::Allocator {
     }
     note_peak(now);
     g_count.fetch_add(1, std::memory_order_relaxed);
-    c10::DataPtr inner;
+    void* base = nullptr;
     try {
-      inner = inner_->allocate(n);
+      base = inner_->raw_allocate(n + kHeader);
     } catch (...) {
       g_live.fetch_sub(bytes, std::memory_order_relaxed);
       throw;
     }
-    void* data = inner.get();
-    auto* block = new Block{data, bytes, std::move(inner)};
-    return c10::DataPtr(data, block, &CountingAllocator::free_block, c10::Device(c10::DeviceType::CPU));
+    *static_cast<std::int64_t*>(base) = bytes;
+    void* data = static_cast<char*>(base) + kHeader;
+    return c10::DataPtr(data, data, &free_block, c10::Device(c10::DeviceType::CPU));
   }
 
-  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+  c10::DeleterFnPtr raw_deleter() const override { return &free_block; }
 
  private:
-  static void free_block(void* ctx) {
-    auto* block = static_cast<Block*>(ctx);
-    g_live.fetch_sub(block->bytes, std::memory_order_relaxed);
-    delete block;
-  }
   c10::Allocator* inner_;
 };
 

@@ -51,7 +51,8 @@ at::Tensor blocked_attention(const at::Tensor& q, const at::Tensor& k_src, const
                              const c10::intrusive_ptr<KeyLayout>& layout, double scale,
                              std::int64_t max_score_elements);
 
-// Default working-set cap of one group: 2^20 score elements (4 MiB in float32).
-inline constexpr std::int64_t kDefaultMaxScoreElements = std::int64_t{1} << 20;
+// Default working-set cap of one group: 2^19 score elements (2 MiB in float32; a group's
+// scores, probabilities and their gradient then stay in cache-sized pieces).
+inline constexpr std::int64_t kDefaultMaxScoreElements = std::int64_t{1} << 19;
 
 }  // namespace lrb
