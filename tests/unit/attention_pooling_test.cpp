@@ -75,13 +75,21 @@ struct Reference {
     if (o.rel_pos) {
       const std::int64_t nq = q.size(2) - cls, nk = k.size(2) - cls;
       const std::int64_t qw = qg.size() == 2 ? qg[1] : 1, kw = kg.size() == 2 ? kg[1] : 1;
-      at::Tensor E = at::zeros({nq, nk, d}, at::kDouble);
-      for (std::int64_t i = 0; i < nq; ++i)
-        for (std::int64_t j = 0; j < nk; ++j) {
-          at::Tensor e = p.at("rel_pos_h")[rel_index(i / qw, j / kw, qg[0], kg[0])];
-          if (qg.size() == 2) e = e + p.at("rel_pos_w")[rel_index(i % qw, j % kw, qg[1], kg[1])];
-          E[i][j] = e;
-        }
+      // Table rows per (query, key) pair, from the formula, then gathered: [nq, nk, d].
+      auto axis_index = [&](std::int64_t qs, std::int64_t ks) {
+        at::Tensor idx = at::empty({qs, ks}, at::kLong);
+        auto acc = idx.accessor<std::int64_t, 2>();
+        for (std::int64_t i = 0; i < qs; ++i)
+          for (std::int64_t j = 0; j < ks; ++j) acc[i][j] = rel_index(i, j, qs, ks);
+        return idx;
+      };
+      const at::Tensor qi = at::arange(nq, at::kLong), kj = at::arange(nk, at::kLong);
+      const at::Tensor ih = axis_index(qg[0], kg[0]).index({qi.div(qw, "floor").view({nq, 1}), kj.div(kw, "floor").view({1, nk})});
+      at::Tensor E = p.at("rel_pos_h").index_select(0, ih.reshape(-1)).view({nq, nk, d});
+      if (qg.size() == 2) {
+        const at::Tensor iw = axis_index(qg[1], kg[1]).index({qi.remainder(qw).view({nq, 1}), kj.remainder(kw).view({1, nk})});
+        E = E + p.at("rel_pos_w").index_select(0, iw.reshape(-1)).view({nq, nk, d});
+      }
       const at::Tensor rel = at::einsum("bnic,ijc->bnij", {q.narrow(2, cls, nq), E});
       attn = attn + at::constant_pad_nd(rel, {cls, 0, cls, 0}, 0);
     }
@@ -127,6 +135,19 @@ TEST(AttentionPooling, OneDimensionalGrids) {
   o.rel_pos = false;
   o.residual_pooling = false;
   o.stride_q = {1};
+  check(o, 1);
+}
+
+TEST(AttentionPooling, LongOneDimensionalGridInChunks) {
+  // Large enough that the relative-position term is formed in several chunks of query rows.
+  at::manual_seed(52);
+  PoolingAttentionOptions o;
+  o.heads = 2;
+  o.head_dim = 8;
+  o.grid = {1536};
+  o.stride_kv = {4};  // residue-class path
+  check(o, 1);
+  o.stride_kv = {5};  // table-product path (1536 is no multiple of 308)
   check(o, 1);
 }
 

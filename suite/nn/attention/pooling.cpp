@@ -85,6 +85,8 @@ PoolingAttention::PoolingAttention(PoolingAttentionOptions options) : options_(s
         for (std::int64_t j = 0; j < ks; ++j)
           acc[i][j] = static_cast<std::int64_t>(i * q_ratio - j * k_ratio + (ks - 1) * k_ratio);
       rel_index_.push_back(index);
+      // Integer k/v-to-q pooling ratio: the residue-class product of axis_logits applies.
+      residue_.push_back(q_ratio == 1.0 && qs % ks == 0 ? qs / ks : 1);
     }
   }
 }
@@ -165,34 +167,73 @@ PoolingAttentionOutput PoolingAttention::forward(const at::Tensor& q_in, const a
     throw UserError(std::string(kName) + ": the grid holds " + std::to_string(tokens) + " tokens; got " +
                     std::to_string(q_in.size(2)));
   const at::Tensor q = pool(q_in, 'q'), k = pool(k_in, 'k'), v = pool(v_in, 'v');
-  const std::int64_t B = q.size(0), H = q.size(1), Nq = q.size(2), Nk = k.size(2), d = o.head_dim;
+  const std::int64_t Nq = q.size(2), d = o.head_dim;
   at::Tensor attn = at::matmul(q * resolve_scale(o.scale, d), k.transpose(-2, -1));
-  if (o.rel_pos) {
-    // Decomposed relative position on the spatial tokens, with unscaled q.
-    const at::Tensor qs = q.narrow(2, cls, Nq - cls);
-    at::Tensor rel;
-    if (o.grid.size() == 1) {
-      const at::Tensor r = rel_tables_[0].index_select(0, rel_index_[0].to(q.device()).view(-1))
-                               .view({q_grid_[0], kv_grid_[0], d});
-      rel = at::einsum("bnyc,ykc->bnyk", {qs, r});
-    } else {
-      const std::int64_t qh = q_grid_[0], qw = q_grid_[1], kh = kv_grid_[0], kw = kv_grid_[1];
-      const at::Tensor rh = rel_tables_[0].index_select(0, rel_index_[0].to(q.device()).view(-1)).view({qh, kh, d});
-      const at::Tensor rw = rel_tables_[1].index_select(0, rel_index_[1].to(q.device()).view(-1)).view({qw, kw, d});
-      const at::Tensor q4 = qs.reshape({B, H, qh, qw, d});
-      const at::Tensor rel_h = at::einsum("bnyxc,ykc->bnyxk", {q4, rh});
-      const at::Tensor rel_w = at::einsum("bnyxc,xkc->bnyxk", {q4, rw});
-      rel = (rel_h.unsqueeze(-1) + rel_w.unsqueeze(-2)).reshape({B, H, qh * qw, kh * kw});
-    }
-    if (cls) rel = at::constant_pad_nd(rel, {1, 0, 1, 0}, 0);
-    attn = attn + rel;
-  }
+  if (o.rel_pos) add_rel_pos(attn, q.narrow(2, cls, Nq - cls));
   at::Tensor out = at::matmul(at::softmax(attn, -1), v);
   if (o.residual_pooling) {
     out = cls ? out + at::constant_pad_nd(q.narrow(2, 1, Nq - 1), {0, 0, 1, 0}, 0) : out + q;
   }
-  (void)Nk;
   return {out, q_grid_};
+}
+
+at::Tensor PoolingAttention::axis_logits(const at::Tensor& x, std::size_t a, std::int64_t y0) const {
+  // x [..., n, d]: q rows y0..y0+n-1 along axis a. Returns [..., n, kv_a] with
+  // q_y . R_a[idx(y, j)] = (q_y R_a^T)[idx(y, j)]: a product with the table, then a gather.
+  const std::int64_t n = x.size(-2), d = x.size(-1), ks = kv_grid_[a];
+  const at::Tensor& table = rel_tables_[a];
+  const std::int64_t K = residue_[a];
+  if (K <= 1) {
+    const at::Tensor index = rel_index_[a].to(x.device()).narrow(0, y0, n);
+    std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
+    shape.back() = ks;
+    std::vector<std::int64_t> view(shape.size(), 1);
+    view[view.size() - 2] = n;
+    view.back() = ks;
+    return at::matmul(x, table.t()).gather(-1, index.view(view).expand(shape));
+  }
+  // k and v pooled K times more than q: idx(y, j) = y + K*(ks-1-j), so query y = a*K + c
+  // only uses table rows of residue c. Per residue class, queries times those rows
+  // (2*ks of them) cost 2x the scores, where the whole table (2*K*ks rows) costs 2K x.
+  const std::int64_t outer = x.numel() / (n * d), m = 2 * ks, na = n / K;
+  const at::Tensor padded = at::constant_pad_nd(table, {0, 0, 0, K * m - table.size(0)}, 0);
+  const at::Tensor classes = padded.view({m, K, d}).permute({1, 2, 0});  // [K, d, m]: R[t*K + c]
+  const at::Tensor xc = x.reshape({outer, na, K, d}).permute({2, 0, 1, 3}).reshape({K, outer * na, d});
+  const at::Tensor prod = at::bmm(xc, classes).view({K, outer, na, m});
+  const auto lopts = at::TensorOptions().dtype(at::kLong).device(x.device());
+  const at::Tensor rows = at::arange(y0 / K, y0 / K + na, lopts).view({na, 1}) + (ks - 1) -
+                          at::arange(ks, lopts).view({1, ks});  // [na, ks]
+  const at::Tensor picked = prod.gather(-1, rows.view({1, 1, na, ks}).expand({K, outer, na, ks}));
+  std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
+  shape.back() = ks;
+  return picked.permute({1, 2, 0, 3}).reshape(shape);
+}
+
+void PoolingAttention::add_rel_pos(at::Tensor& attn, const at::Tensor& qs) const {
+  // Decomposed relative position with unscaled q, added to the logits in place. On a long
+  // 1-D grid the per-axis term is as big as the scores (and its table product bigger), so
+  // query rows go a chunk at a time: the working set stays under 1/8 of the scores (or
+  // 2^22 elements), and no [Nq, Nkv, d] tensor of gathered table rows is ever formed.
+  const std::int64_t cls = options_.cls_token ? 1 : 0;
+  const std::int64_t B = qs.size(0), H = qs.size(1), d = qs.size(3);
+  const bool two_d = q_grid_.size() == 2;
+  const std::int64_t qh = q_grid_[0], qw = two_d ? q_grid_[1] : 1;
+  const std::int64_t kh = kv_grid_[0], kw = two_d ? kv_grid_[1] : 1;
+  const at::Tensor q4 = qs.reshape({B, H, qh, qw, d});
+  const std::int64_t per_row = B * H * qw * (rel_tables_[0].size(0) + kh * kw + (two_d ? rel_tables_[1].size(0) : 0));
+  const std::int64_t budget = std::max<std::int64_t>(std::int64_t{1} << 22, attn.numel() / 8);
+  const std::int64_t step = std::max<std::int64_t>(1, residue_[0]);  // residue classes need whole groups
+  std::int64_t chunk = std::clamp<std::int64_t>(budget / std::max<std::int64_t>(1, per_row), 1, qh);
+  chunk = std::max(step, chunk / step * step);
+  at::Tensor spatial = attn.narrow(2, cls, qh * qw).narrow(3, cls, kh * kw);
+  for (std::int64_t y0 = 0; y0 < qh; y0 += chunk) {
+    const std::int64_t n = std::min(chunk, qh - y0);
+    const at::Tensor q_part = q4.narrow(2, y0, n);  // [B, H, n, qw, d]
+    at::Tensor target = spatial.narrow(2, y0 * qw, n * qw).view({B, H, n, qw, kh, kw});
+    const at::Tensor rel_h = axis_logits(q_part.transpose(2, 3), 0, y0).transpose(2, 3);  // [B, H, n, qw, kh]
+    target.add_(rel_h.unsqueeze(-1));
+    if (two_d) target.add_(axis_logits(q_part, 1, 0).unsqueeze(-2));  // [B, H, n, qw, kw]
+  }
 }
 
 std::int64_t PoolingAttention::score_elements(std::int64_t batch) const {

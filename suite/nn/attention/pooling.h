@@ -67,12 +67,15 @@ class PoolingAttention : public torch::nn::Module {
   };
   Pool make_pool(const std::string& name, const std::vector<std::int64_t>& stride, std::uint64_t seed);
   at::Tensor apply_pool(const Pool& p, const at::Tensor& x) const;
+  void add_rel_pos(at::Tensor& attn, const at::Tensor& q_spatial) const;
+  at::Tensor axis_logits(const at::Tensor& x, std::size_t axis, std::int64_t y0) const;
 
   PoolingAttentionOptions options_;
   std::vector<std::int64_t> q_grid_, kv_grid_;
   Pool pool_q_, pool_k_, pool_v_;
   std::vector<at::Tensor> rel_tables_;  // per axis [2*max(q, kv)-1, head_dim]
   std::vector<at::Tensor> rel_index_;
+  std::vector<std::int64_t> residue_;  // per axis: K when kv is pooled K times more than q, else 1
 };
 
 // B*H*Nq'*Nkv' for these options (without building the module).
