@@ -30,9 +30,10 @@ def parse(doc):
             continue
         n = int(b.get("N", parts[idx]))
         kernel = "/".join(parts[1:idx] if idx > 1 else parts[:idx])
-        time_ms = b["real_time"] * TIME_TO_MS[b.get("time_unit", "ns")]
+        unit = TIME_TO_MS[b.get("time_unit", "ns")]
         rows.setdefault(kernel, {})[n] = {
-            "time_ms": time_ms,
+            "real_ms": b["real_time"] * unit,
+            "cpu_ms": b["cpu_time"] * unit,
             "peak": b.get("peak_bytes", float("nan")),
             "scores": b.get("score_elements", float("nan")),
         }
@@ -58,6 +59,9 @@ def main():
     ap.add_argument("json", nargs="?", help="Google Benchmark JSON (default: stdin)")
     ap.add_argument("--reference", default="softmax", help="kernel the ratios compare against")
     ap.add_argument("--at", type=int, default=8192, help="sequence length of the ratios")
+    ap.add_argument("--time", choices=["cpu", "real"], default="cpu",
+                    help="time the slopes and speed-ups use (default cpu: the benchmarks run one "
+                         "thread, and CPU time is robust to other load on a shared machine)")
     args = ap.parse_args()
     text = open(args.json).read() if args.json else sys.stdin.read()
     # benchmark_main may print its console table before the JSON when both go to stdout.
@@ -66,24 +70,27 @@ def main():
     if not rows:
         sys.exit("no benchmarks with a sequence length found")
 
-    print("| kernel | N | time (ms) | peak (MiB) | score elements |")
-    print("|---|---:|---:|---:|---:|")
+    key = args.time + "_ms"
+    print("| kernel | N | CPU time (ms) | real time (ms) | peak (MiB) | score elements |")
+    print("|---|---:|---:|---:|---:|---:|")
     for kernel, by_n in rows.items():
         for n in sorted(by_n):
             r = by_n[n]
-            print(f"| {kernel} | {n} | {fmt(r['time_ms'], 1)} | {fmt(r['peak'] / 2**20, 1)} | {r['scores']:.4g} |")
+            print(f"| {kernel} | {n} | {fmt(r['cpu_ms'], 1)} | {fmt(r['real_ms'], 1)} | {fmt(r['peak'] / 2**20, 1)} "
+                  f"| {r['scores']:.4g} |")
 
     ref = rows.get(args.reference, {}).get(args.at)
     print()
-    print(f"| kernel | N range | peak-memory slope | time slope | speed-up vs {args.reference} @ {args.at} "
+    print(f"| kernel | N range | peak-memory slope | {args.time} time slope "
+          f"| speed-up ({args.time} time) vs {args.reference} @ {args.at} "
           f"| peak-memory ratio vs {args.reference} @ {args.at} |")
     print("|---|---|---:|---:|---:|---:|")
     for kernel, by_n in rows.items():
         ns = sorted(by_n)
         mem = slope(ns, [by_n[n]["peak"] for n in ns])
-        tim = slope(ns, [by_n[n]["time_ms"] for n in ns])
+        tim = slope(ns, [by_n[n][key] for n in ns])
         here = by_n.get(args.at)
-        speed = ref["time_ms"] / here["time_ms"] if ref and here else None
+        speed = ref[key] / here[key] if ref and here else None
         memr = ref["peak"] / here["peak"] if ref and here else None
         print(f"| {kernel} | {ns[0]}–{ns[-1]} | {fmt(mem)} | {fmt(tim)} | {fmt(speed, 1)}× | {fmt(memr, 1)}× |"
               .replace("| –× |", "| – |"))

@@ -210,30 +210,35 @@ at::Tensor PoolingAttention::axis_logits(const at::Tensor& x, std::size_t a, std
 }
 
 void PoolingAttention::add_rel_pos(at::Tensor& attn, const at::Tensor& qs) const {
-  // Decomposed relative position with unscaled q, added to the logits in place. On a long
-  // 1-D grid the per-axis term is as big as the scores (and its table product bigger), so
-  // query rows go a chunk at a time: the working set stays under 1/8 of the scores (or
-  // 2^22 elements), and no [Nq, Nkv, d] tensor of gathered table rows is ever formed.
+  // Decomposed relative position with unscaled q. On a long 1-D grid the per-axis term is
+  // as big as the scores and its table product bigger, so query rows go a chunk at a time
+  // (table products under 1/8 of the scores, or 2^22 elements); no [Nq, Nkv, d] tensor of
+  // gathered table rows is ever formed. The chunks are concatenated and added once: an
+  // in-place add per chunk into a view of the logits would make autograd copy the whole
+  // logit gradient once per chunk in the backward.
   const std::int64_t cls = options_.cls_token ? 1 : 0;
   const std::int64_t B = qs.size(0), H = qs.size(1), d = qs.size(3);
   const bool two_d = q_grid_.size() == 2;
   const std::int64_t qh = q_grid_[0], qw = two_d ? q_grid_[1] : 1;
   const std::int64_t kh = kv_grid_[0], kw = two_d ? kv_grid_[1] : 1;
   const at::Tensor q4 = qs.reshape({B, H, qh, qw, d});
-  const std::int64_t per_row = B * H * qw * (rel_tables_[0].size(0) + kh * kw + (two_d ? rel_tables_[1].size(0) : 0));
+  const std::int64_t per_row = B * H * qw * (2 * rel_tables_[0].size(0) + (two_d ? rel_tables_[1].size(0) : 0));
   const std::int64_t budget = std::max<std::int64_t>(std::int64_t{1} << 22, attn.numel() / 8);
   const std::int64_t step = std::max<std::int64_t>(1, residue_[0]);  // residue classes need whole groups
   std::int64_t chunk = std::clamp<std::int64_t>(budget / std::max<std::int64_t>(1, per_row), 1, qh);
   chunk = std::max(step, chunk / step * step);
-  at::Tensor spatial = attn.narrow(2, cls, qh * qw).narrow(3, cls, kh * kw);
+  std::vector<at::Tensor> parts;
   for (std::int64_t y0 = 0; y0 < qh; y0 += chunk) {
     const std::int64_t n = std::min(chunk, qh - y0);
     const at::Tensor q_part = q4.narrow(2, y0, n);  // [B, H, n, qw, d]
-    at::Tensor target = spatial.narrow(2, y0 * qw, n * qw).view({B, H, n, qw, kh, kw});
-    const at::Tensor rel_h = axis_logits(q_part.transpose(2, 3), 0, y0).transpose(2, 3);  // [B, H, n, qw, kh]
-    target.add_(rel_h.unsqueeze(-1));
-    if (two_d) target.add_(axis_logits(q_part, 1, 0).unsqueeze(-2));  // [B, H, n, qw, kw]
+    at::Tensor rel = axis_logits(q_part.transpose(2, 3), 0, y0).transpose(2, 3).unsqueeze(-1);  // [.., kh, 1]
+    if (two_d) rel = rel + axis_logits(q_part, 1, 0).unsqueeze(-2);                              // [.., kh, kw]
+    parts.push_back(rel.reshape({B, H, n * qw, kh * kw}));
   }
+  at::Tensor rel = parts.size() == 1 ? parts[0] : at::cat(parts, 2);
+  parts.clear();
+  if (cls) rel = at::constant_pad_nd(rel, {1, 0, 1, 0}, 0);
+  attn = attn + rel;
 }
 
 std::int64_t PoolingAttention::score_elements(std::int64_t batch) const {
