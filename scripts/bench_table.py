@@ -56,17 +56,20 @@ def fmt(x, digits=2):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", nargs="?", help="Google Benchmark JSON (default: stdin)")
+    ap.add_argument("json", nargs="*", help="Google Benchmark JSON files (default: stdin); a later file's "
+                    "result for the same kernel and N replaces an earlier one")
     ap.add_argument("--reference", default="softmax", help="kernel the ratios compare against")
     ap.add_argument("--at", type=int, default=8192, help="sequence length of the ratios")
     ap.add_argument("--time", choices=["cpu", "real"], default="cpu",
                     help="time the slopes and speed-ups use (default cpu: the benchmarks run one "
                          "thread, and CPU time is robust to other load on a shared machine)")
     args = ap.parse_args()
-    text = open(args.json).read() if args.json else sys.stdin.read()
-    # benchmark_main may print its console table before the JSON when both go to stdout.
-    doc = json.loads(text[text.index("{"):])
-    rows = parse(doc)
+    texts = [open(path).read() for path in args.json] if args.json else [sys.stdin.read()]
+    rows = {}
+    for text in texts:
+        # benchmark_main may print its console table before the JSON when both go to stdout.
+        for kernel, by_n in parse(json.loads(text[text.index("{"):])).items():
+            rows.setdefault(kernel, {}).update(by_n)
     if not rows:
         sys.exit("no benchmarks with a sequence length found")
 

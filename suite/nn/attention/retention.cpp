@@ -42,11 +42,12 @@ Prepared prepare(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, 
   return p;
 }
 
-// gamma_h^(exponent) for an integer exponent tensor, in `like`'s dtype: [H, *exponent].
+// gamma_h^(exponent) for an integer exponent tensor, computed in `like`'s dtype (an N x N
+// decay built in float64 and converted would cost three float32 N x N buffers): [H, *exponent].
 at::Tensor decay_powers(const at::Tensor& log_gamma, const at::Tensor& exponent, const at::Tensor& like) {
   std::vector<std::int64_t> shape{log_gamma.size(0)};
-  for (auto s : exponent.sizes()) shape.push_back(1);
-  return (log_gamma.view(shape) * exponent.to(at::kDouble).unsqueeze(0)).exp().to(like.scalar_type());
+  for (std::int64_t i = 0; i < exponent.dim(); ++i) shape.push_back(1);
+  return (log_gamma.to(like.scalar_type()).view(shape) * exponent.to(like.scalar_type()).unsqueeze(0)).exp_();
 }
 
 struct RecurrentRetention : public torch::autograd::Function<RecurrentRetention> {
@@ -108,7 +109,7 @@ at::Tensor retention_parallel(const at::Tensor& q, const at::Tensor& k, const at
   const at::Tensor pos = at::arange(N, q.options().dtype(at::kLong));
   const at::Tensor diff = pos.view({N, 1}) - pos.view({1, N});
   // gamma^(n-m) below the diagonal; clamp keeps exp finite above it before the zeroing.
-  const at::Tensor decay = decay_powers(p.log_gamma, diff.clamp_min(0), q).masked_fill(diff.lt(0), 0);
+  const at::Tensor decay = decay_powers(p.log_gamma, diff.clamp_min(0), q).masked_fill_(diff.lt(0), 0);
   return at::matmul(at::matmul(q, p.k.transpose(-2, -1)) * decay, v);
 }
 
@@ -144,12 +145,14 @@ at::Tensor retention_chunkwise(const at::Tensor& q, const at::Tensor& k, const a
   const at::Tensor k_decay = decay_powers(p.log_gamma, (C - 1) - i, q).view({1, H, 1, C, 1});
   const at::Tensor kv = at::matmul((k5 * k_decay).transpose(-2, -1), v5);  // [B, H, nc, d, dv]
   const at::Tensor chunk_decay = decay_powers(p.log_gamma, at::full({1}, C, lopts), q).view({1, H, 1, 1});
+  // unbind, not select: select's backward would build a full-size gradient per chunk.
+  const std::vector<at::Tensor> chunk_kv = kv.unbind(2);
   std::vector<at::Tensor> states;
   states.reserve(nc);
   at::Tensor state = at::zeros({B, H, d, dv}, q.options());
   for (std::int64_t c = 0; c < nc; ++c) {
     states.push_back(state);  // the state entering chunk c
-    if (c + 1 < nc) state = state * chunk_decay + kv.select(2, c);
+    if (c + 1 < nc) state = state * chunk_decay + chunk_kv[c];
   }
   const at::Tensor q_decay = decay_powers(p.log_gamma, i + 1, q).view({1, H, 1, C, 1});
   const at::Tensor cross = at::matmul(q5 * q_decay, at::stack(states, 2));
