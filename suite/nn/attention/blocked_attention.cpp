@@ -1,0 +1,140 @@
+#include "suite/nn/attention/blocked_attention.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "suite/core/errors.h"
+
+namespace lrb {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+class DenseLayout final : public KeyLayout {
+ public:
+  DenseLayout(std::int64_t blocks, std::int64_t block, std::int64_t keys, at::Tensor drop, at::Tensor bias)
+      : blocks_(blocks), block_(block), keys_(keys) {
+    if (drop.defined()) drop_ = drop.view({drop.size(0), 1, 1, 1, keys});
+    if (bias.defined()) bias_ = bias.view({bias.size(0), 1, 1, 1, keys});
+  }
+  std::int64_t num_blocks() const override { return blocks_; }
+  std::int64_t block_size() const override { return block_; }
+  std::int64_t slots() const override { return keys_; }
+  // All blocks share the keys: one block per group, so the keys are a view, never copied.
+  std::int64_t max_group() const override { return 1; }
+  at::Tensor gather(const at::Tensor& src, std::int64_t, std::int64_t) const override { return src.unsqueeze(2); }
+  void scatter_add(at::Tensor& dsrc, const at::Tensor& grad, std::int64_t, std::int64_t) const override {
+    dsrc.add_(grad.squeeze(2));
+  }
+  at::Tensor drop_mask(std::int64_t, std::int64_t) const override { return drop_; }
+  at::Tensor bias(std::int64_t, std::int64_t) const override { return bias_; }
+
+ private:
+  std::int64_t blocks_, block_, keys_;
+  at::Tensor drop_, bias_;
+};
+
+// Scores of blocks [j0, j0+n): qs [B, H, nb, bq, d] already scaled.
+at::Tensor group_scores(const KeyLayout& layout, const at::Tensor& qs, const at::Tensor& kg, std::int64_t j0,
+                        std::int64_t n) {
+  at::Tensor s = at::matmul(qs.narrow(2, j0, n), kg.transpose(-2, -1));
+  const at::Tensor bias = layout.bias(j0, n);
+  if (bias.defined()) s.add_(bias);
+  const at::Tensor drop = layout.drop_mask(j0, n);
+  if (drop.defined()) s.masked_fill_(drop, -kInf);
+  return s;
+}
+
+std::int64_t group_blocks(const KeyLayout& layout, std::int64_t batch_heads, std::int64_t budget) {
+  const std::int64_t per_block = std::max<std::int64_t>(1, batch_heads * layout.block_size() * layout.slots());
+  return std::clamp<std::int64_t>(budget / per_block, 1, std::max<std::int64_t>(1, layout.max_group()));
+}
+
+struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttentionFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const c10::intrusive_ptr<KeyLayout>& layout, double scale, std::int64_t budget) {
+    const std::int64_t B = q.size(0), H = q.size(1), d = q.size(3), dv = v.size(3);
+    const std::int64_t nb = layout->num_blocks(), bq = layout->block_size();
+    const at::Tensor qs = (q * scale).view({B, H, nb, bq, d});
+    at::Tensor out = at::empty({B, H, nb * bq, dv}, v.options());
+    at::Tensor lse = at::empty({B, H, nb * bq, 1}, q.options());
+    at::Tensor out5 = out.view({B, H, nb, bq, dv});
+    at::Tensor lse5 = lse.view({B, H, nb, bq, 1});
+    const std::int64_t G = group_blocks(*layout, B * H, budget);
+    for (std::int64_t j0 = 0; j0 < nb; j0 += G) {
+      const std::int64_t n = std::min(G, nb - j0);
+      at::Tensor p = group_scores(*layout, qs, layout->gather(k, j0, n), j0, n);
+      at::Tensor m = p.amax(-1, /*keepdim=*/true);
+      m.masked_fill_(m.eq(-kInf), 0);  // rows with every key dropped
+      p.sub_(m).exp_();
+      at::Tensor l = p.sum(-1, /*keepdim=*/true);
+      const at::Tensor dead = l.eq(0);
+      p.div_(l.masked_fill(dead, 1));
+      out5.narrow(2, j0, n).copy_(at::matmul(p, layout->gather(v, j0, n)));
+      // +inf makes the backward's exp(s - lse) vanish on dead rows.
+      lse5.narrow(2, j0, n).copy_(m.add_(l.log_()).masked_fill_(dead, kInf));
+    }
+    ctx->save_for_backward({qs, k, v, out, lse});
+    ctx->saved_data["layout"] = at::IValue::make_capsule(layout);
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["budget"] = budget;
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &qs = saved[0], &k = saved[1], &v = saved[2], &out = saved[3], &lse = saved[4];
+    const auto layout = c10::static_intrusive_pointer_cast<KeyLayout>(ctx->saved_data["layout"].toCapsule());
+    const double scale = ctx->saved_data["scale"].toDouble();
+    const std::int64_t budget = ctx->saved_data["budget"].toInt();
+    const std::int64_t B = qs.size(0), H = qs.size(1), nb = qs.size(2), bq = qs.size(3), d = qs.size(4);
+    const std::int64_t dv = v.size(3);
+    const at::Tensor dout = grads[0].reshape({B, H, nb, bq, dv});
+    const at::Tensor lse5 = lse.view({B, H, nb, bq, 1});
+    // Row terms of the softmax backward: sum_j P_ij dP_ij = dO_i . O_i.
+    const at::Tensor delta = (dout * out.view({B, H, nb, bq, dv})).sum(-1, /*keepdim=*/true);
+    at::Tensor dq = at::empty({B, H, nb * bq, d}, qs.options());
+    at::Tensor dq5 = dq.view({B, H, nb, bq, d});
+    at::Tensor dk = at::zeros_like(k, at::MemoryFormat::Contiguous);
+    at::Tensor dvs = at::zeros_like(v, at::MemoryFormat::Contiguous);
+    const std::int64_t G = group_blocks(*layout, B * H, budget);
+    for (std::int64_t j0 = 0; j0 < nb; j0 += G) {
+      const std::int64_t n = std::min(G, nb - j0);
+      const at::Tensor kg = layout->gather(k, j0, n);
+      const at::Tensor vg = layout->gather(v, j0, n);
+      at::Tensor p = group_scores(*layout, qs, kg, j0, n);
+      p.sub_(lse5.narrow(2, j0, n)).exp_();
+      const at::Tensor dog = dout.narrow(2, j0, n);
+      layout->scatter_add(dvs, at::matmul(p.transpose(-2, -1), dog), j0, n);
+      at::Tensor ds = at::matmul(dog, vg.transpose(-2, -1));
+      ds.sub_(delta.narrow(2, j0, n)).mul_(p);
+      dq5.narrow(2, j0, n).copy_(at::matmul(ds, kg).mul_(scale));
+      layout->scatter_add(dk, at::matmul(ds.transpose(-2, -1), qs.narrow(2, j0, n)), j0, n);
+    }
+    return {dq, dk, dvs, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+c10::intrusive_ptr<KeyLayout> make_dense_layout(std::int64_t num_blocks, std::int64_t block, std::int64_t keys,
+                                                 const at::Tensor& key_drop, const at::Tensor& key_bias) {
+  return c10::make_intrusive<DenseLayout>(num_blocks, block, keys, key_drop, key_bias);
+}
+
+at::Tensor blocked_attention(const at::Tensor& q, const at::Tensor& k_src, const at::Tensor& v_src,
+                             const c10::intrusive_ptr<KeyLayout>& layout, double scale,
+                             std::int64_t max_score_elements) {
+  LRB_CHECK(q.dim() == 4 && k_src.dim() == 4 && v_src.dim() == 4, "blocked_attention takes [B, H, N, d]");
+  LRB_CHECK(q.size(2) == layout->num_blocks() * layout->block_size(), "queries must fill the layout's blocks");
+  return BlockedAttentionFunction::apply(q.contiguous(), k_src.contiguous(), v_src.contiguous(), layout, scale,
+                                         max_score_elements);
+}
+
+}  // namespace lrb

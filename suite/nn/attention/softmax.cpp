@@ -1,0 +1,64 @@
+#include "suite/nn/attention/softmax.h"
+
+#include <ATen/ATen.h>
+
+#include <limits>
+
+#include "suite/core/errors.h"
+#include "suite/nn/attention/blocked_attention.h"
+#include "suite/nn/attention/common.h"
+
+namespace lrb {
+namespace {
+
+at::Tensor check_key_bias(const at::Tensor& bias, std::int64_t batch, std::int64_t keys, const at::Tensor& like,
+                          const char* kernel) {
+  if (!bias.defined()) return bias;
+  if (bias.dim() != 2 || bias.size(0) != batch || bias.size(1) != keys)
+    throw UserError(std::string(kernel) + ": the key bias must be [B, Nk]");
+  return bias.detach().to(like.device(), like.scalar_type());
+}
+
+}  // namespace
+
+at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                             double scale, const at::Tensor& key_bias) {
+  check_qkv(q, k, v, "softmax");
+  const std::int64_t B = q.size(0), Nk = k.size(2);
+  const at::Tensor keep = check_key_mask(mask, B, Nk, q, "softmax");
+  const at::Tensor bias = check_key_bias(key_bias, B, Nk, q, "softmax");
+  // Scaling q (N*d) instead of the scores (N^2) saves one N x N pass and buffer.
+  at::Tensor s = at::matmul(q * resolve_scale(scale, q.size(3)), k.transpose(-2, -1));
+  if (bias.defined()) s = s + bias.view({B, 1, 1, Nk});
+  if (keep.defined()) s = s.masked_fill(keep.logical_not().view({B, 1, 1, Nk}), -std::numeric_limits<double>::infinity());
+  return at::matmul(at::softmax(s, -1), v);
+}
+
+at::Tensor chunked_softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                     const at::Tensor& mask, std::int64_t chunk, double scale,
+                                     const at::Tensor& key_bias) {
+  check_qkv(q, k, v, "softmax (chunked)");
+  if (chunk < 1) throw UserError("softmax (chunked): chunk must be at least 1; got " + std::to_string(chunk));
+  const std::int64_t B = q.size(0), N = q.size(2), Nk = k.size(2);
+  const at::Tensor keep = check_key_mask(mask, B, Nk, q, "softmax (chunked)");
+  const at::Tensor bias = check_key_bias(key_bias, B, Nk, q, "softmax (chunked)");
+  chunk = std::min(chunk, N);
+  const std::int64_t blocks = ceil_div(N, chunk);
+  const auto layout = make_dense_layout(blocks, chunk, Nk, keep.defined() ? keep.logical_not() : at::Tensor(), bias);
+  const at::Tensor out = blocked_attention(pad_tokens(q, 0, blocks * chunk - N), k, v, layout,
+                                           resolve_scale(scale, q.size(3)), kDefaultMaxScoreElements);
+  return out.narrow(2, 0, N);
+}
+
+std::int64_t softmax_score_elements(std::int64_t batch, std::int64_t heads, std::int64_t q_tokens,
+                                    std::int64_t k_tokens) {
+  return batch * heads * q_tokens * k_tokens;
+}
+
+std::int64_t chunked_softmax_score_elements(std::int64_t batch, std::int64_t heads, std::int64_t q_tokens,
+                                            std::int64_t k_tokens, std::int64_t chunk) {
+  chunk = std::max<std::int64_t>(1, std::min(chunk, q_tokens));
+  return batch * heads * ceil_div(q_tokens, chunk) * chunk * k_tokens;
+}
+
+}  // namespace lrb

@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "attention_test_util.h"
+#include "suite/core/errors.h"
+#include "suite/nn/attention/block_sparse.h"
+#include "suite/nn/attention/kernel_registry.h"
+#include "suite/nn/attention/sliding_window.h"
+
+namespace lrb {
+namespace {
+
+using namespace lrb::test;
+
+TEST(AttentionRegistry, ListsEveryKernelWithDocumentedOptions) {
+  std::set<std::string> names;
+  for (const auto& k : attention_kernels()) {
+    names.insert(k.name);
+    EXPECT_FALSE(k.summary.empty());
+    for (const auto& o : k.schema.options) EXPECT_FALSE(o.help.empty()) << k.name << "." << o.name;
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"softmax", "linear", "sliding_window", "block_sparse", "pooling",
+                                          "proportional", "retention"}));
+  EXPECT_THROW(find_attention_kernel("performer"), UserError);
+}
+
+TEST(AttentionRegistry, ParsesCommandLineOptions) {
+  const auto& sw = find_attention_kernel("sliding_window");
+  const json o = kernel_options(sw, {"window=16", "block=4"});
+  EXPECT_EQ(o.at("window").get<int>(), 16);
+  EXPECT_EQ(o.at("block").get<int>(), 4);
+  EXPECT_DOUBLE_EQ(o.at("scale").get<double>(), 0.0);
+  EXPECT_THROW(kernel_options(sw, {"windw=3"}), UserError);
+  EXPECT_THROW(kernel_options(sw, {"window=abc"}), UserError);
+  EXPECT_THROW(kernel_options(sw, {"window=-1"}), UserError);
+  EXPECT_THROW(kernel_options(sw, {"window"}), UserError);
+  const auto& lin = find_attention_kernel("linear");
+  EXPECT_EQ(kernel_options(lin, {"feature_map=relu"}).at("feature_map"), "relu");
+  EXPECT_THROW(kernel_options(lin, {"feature_map=tanh"}), UserError);
+  const auto& pool = find_attention_kernel("pooling");
+  EXPECT_EQ(kernel_options(pool, {"grid=[4,4]"}).at("grid"), json({4, 4}));
+  EXPECT_EQ(kernel_options(pool, {"stride_kv=2,2", "rel_pos=false"}).at("stride_kv"), json({2, 2}));
+}
+
+TEST(AttentionRegistry, RunsEveryKernel) {
+  at::manual_seed(60);
+  const auto in = random_qkv(2, 2, 64, 8);
+  AttentionTensors t{in.q.to(at::kFloat), in.k.to(at::kFloat), in.v.to(at::kFloat)};
+  for (const auto& k : attention_kernels()) {
+    AttentionTensors ti = t;
+    if (k.name == "proportional") ti.sizes = at::ones({2, 64});
+    if (k.name != "pooling") ti.mask = length_mask({64, 50}, 64);
+    if (k.name == "sliding_window") ti.global = at::tensor({0}, at::kLong);
+    const AttentionRun r = k.run(kernel_options(k), ti);
+    EXPECT_EQ(r.out.size(2), 64) << k.name;
+    EXPECT_FALSE(r.out.isnan().any().item<bool>()) << k.name;
+  }
+}
+
+TEST(AttentionRegistry, SameResultAsTheDirectCall) {
+  at::manual_seed(61);
+  const auto in = random_qkv(1, 2, 200, 8);
+  AttentionTensors t{in.q, in.k, in.v};
+  const auto& bs = find_attention_kernel("block_sparse");
+  const AttentionRun r = bs.run(kernel_options(bs, {"block=8", "random_blocks=2", "seed=5"}), t);
+  BlockSparseOptions o;
+  o.block = 8;
+  o.random_blocks = 2;
+  o.seed = 5;
+  const auto direct = block_sparse_attention(in.q, in.k, in.v, o);
+  EXPECT_TRUE(r.records.at("random_blocks").equal(direct.random_blocks));
+  EXPECT_LT(rel_error(r.out, direct.out), 1e-15);
+  EXPECT_EQ(r.score_elements, block_sparse_score_elements(1, 2, 200, o));
+  EXPECT_FALSE(r.info.at("dense_fallback").get<bool>());
+  // A kernel refuses tensors it cannot use.
+  AttentionTensors bad = t;
+  bad.sizes = at::ones({1, 200});
+  EXPECT_THROW(bs.run(kernel_options(bs), bad), UserError);
+}
+
+}  // namespace
+}  // namespace lrb

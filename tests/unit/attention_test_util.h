@@ -1,0 +1,100 @@
+#pragma once
+// Helpers of the attention tests: run a kernel in float32 with autograd, run a dense masked
+// reference in float64 from the same inputs, compare with the relative error
+//   rel(a, b) = max|a - b| / max|b|   (b the float64 reference).
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+
+namespace lrb::test {
+
+inline constexpr double kTolerance = 1e-5;
+
+inline double rel_error(const at::Tensor& a, const at::Tensor& b) {
+  const at::Tensor a64 = a.detach().to(at::kDouble), b64 = b.detach().to(at::kDouble);
+  const double denom = b64.abs().max().item<double>();
+  const double num = (a64 - b64).abs().max().item<double>();
+  return denom > 0 ? num / denom : num;
+}
+
+using Kernel = std::function<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&)>;
+
+struct Outputs {
+  at::Tensor out, dq, dk, dv;
+};
+
+// Runs `fn` on copies of q, k, v in `dtype` and back-propagates `upstream`.
+inline Outputs run(const Kernel& fn, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                   const at::Tensor& upstream, at::ScalarType dtype) {
+  at::Tensor qq = q.detach().to(dtype).requires_grad_(true);
+  at::Tensor kk = k.detach().to(dtype).requires_grad_(true);
+  at::Tensor vv = v.detach().to(dtype).requires_grad_(true);
+  const at::Tensor out = fn(qq, kk, vv);
+  out.backward(upstream.to(dtype));
+  return {out.detach(), qq.grad(), kk.grad(), vv.grad()};
+}
+
+// Dense attention over an explicit pattern in whatever dtype the inputs have: allowed is a
+// bool tensor broadcastable to [B, H, Nq, Nk]. Rows with nothing allowed come out uniform
+// (a finite fill keeps their zero upstream gradient from producing NaN).
+inline at::Tensor dense_reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                  const at::Tensor& allowed, double scale, const at::Tensor& bias = {}) {
+  at::Tensor s = at::matmul(q, k.transpose(-2, -1)) * scale;
+  if (bias.defined()) s = s + bias;
+  s = s.masked_fill(allowed.logical_not(), -1e30);
+  return at::matmul(at::softmax(s, -1), v);
+}
+
+// Checks the kernel in float32 against the reference in float64: the output on the rows
+// where `query_keep` ([B, Nq] bool, or undefined: all rows) is true, and the gradients of q,
+// k, v for a random upstream gradient that is zero on the other rows.
+inline void expect_matches(const Kernel& kernel, const Kernel& reference, const at::Tensor& q, const at::Tensor& k,
+                           const at::Tensor& v, const at::Tensor& query_keep = {},
+                           double tolerance = kTolerance) {
+  const std::int64_t B = q.size(0), Nq = q.size(2);
+  at::Tensor shape_probe;
+  {
+    at::NoGradGuard no_grad;
+    shape_probe = reference(q, k, v);  // the output shape (pooling changes the row count)
+  }
+  at::Tensor upstream = at::randn(shape_probe.sizes(), at::kDouble);
+  at::Tensor row_keep = query_keep.defined() ? query_keep.to(at::kDouble).view({B, 1, Nq, 1})
+                                             : at::ones({1}, at::kDouble);
+  upstream = upstream * row_keep;
+  const Outputs got = run(kernel, q, k, v, upstream, at::kFloat);
+  const Outputs want = run(reference, q, k, v, upstream, at::kDouble);
+  if (std::getenv("LRB_TEST_VERBOSE"))
+    std::printf("rel errors: out %.3g dq %.3g dk %.3g dv %.3g\n", rel_error(got.out * row_keep, want.out * row_keep),
+                rel_error(got.dq, want.dq), rel_error(got.dk, want.dk), rel_error(got.dv, want.dv));
+  EXPECT_LT(rel_error(got.out * row_keep, want.out * row_keep), tolerance) << "output";
+  EXPECT_LT(rel_error(got.dq, want.dq), tolerance) << "grad q";
+  EXPECT_LT(rel_error(got.dk, want.dk), tolerance) << "grad k";
+  EXPECT_LT(rel_error(got.dv, want.dv), tolerance) << "grad v";
+  EXPECT_FALSE(got.out.isnan().any().item<bool>());
+}
+
+// Random q, k, v in float64 (fresh per call).
+struct Qkv {
+  at::Tensor q, k, v;
+};
+inline Qkv random_qkv(std::int64_t B, std::int64_t H, std::int64_t N, std::int64_t d, std::int64_t Nk = -1) {
+  if (Nk < 0) Nk = N;
+  return {at::randn({B, H, N, d}, at::kDouble), at::randn({B, H, Nk, d}, at::kDouble),
+          at::randn({B, H, Nk, d}, at::kDouble)};
+}
+
+// [B, N] bool: batch element b keeps its first lengths[b] tokens.
+inline at::Tensor length_mask(const std::vector<std::int64_t>& lengths, std::int64_t N) {
+  at::Tensor m = at::zeros({static_cast<std::int64_t>(lengths.size()), N}, at::kBool);
+  for (std::size_t b = 0; b < lengths.size(); ++b) m[b].narrow(0, 0, lengths[b]).fill_(true);
+  return m;
+}
+
+// Key padding as a pattern [B, 1, 1, Nk].
+inline at::Tensor key_pattern(const at::Tensor& mask) { return mask.view({mask.size(0), 1, 1, mask.size(1)}); }
+
+}  // namespace lrb::test
