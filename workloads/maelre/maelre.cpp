@@ -1,0 +1,235 @@
+// MAELRE (arXiv 2507.19409): four blocks of pre-norm transformer layers joined by token
+// reductions (tokens / nu, width x 2). Per block, the attention switch: kernel ("linear")
+// attention with a non-negative feature map when N_b > D_b, else softmax(QK^T/sqrt(d))V.
+// Modality agnostic: only the input stem changes.
+//
+// Our documented choices where the paper is open (shared/spec/MODELS.md):
+// - presets: tiny [1,1,1,1], small [1,2,5,2], base [2,3,16,3] layers per block, width 96 at
+//   block 1, heads [1,2,4,8] (mViT); the width doubles at each reduction;
+// - reductions sit between blocks (three of them), so the head sees block 4's tokens;
+// - 2-D grids reduce by sqrt(nu) per axis (nu = 4: stride 2, kernel 5);
+// - tau: "tau" scales the kernel-attention output by 1/tau with tau = sqrt(N_b) (the
+//   paper's scaling; `tau` > 0 fixes it), "row" uses Katharopoulos et al.'s row normaliser;
+// - learned positions added after the stem; head = mean pool, LayerNorm, Linear.
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+
+#include <cmath>
+
+#include "suite/nn/attention/linear.h"
+#include "suite/nn/attention/softmax.h"
+#include "suite/nn/input_stem.h"
+#include "suite/registry/registry.h"
+#include "suite/run/model.h"
+#include "workloads/maelre/token_reduction.h"
+
+namespace lrb {
+namespace {
+
+struct BlockPlan {
+  std::int64_t tokens, dim, heads, depth;
+  std::vector<std::int64_t> grid;
+  bool linear;  // which attention the switch (or the policy) chose
+};
+
+struct Plan {
+  std::vector<BlockPlan> blocks;
+  StemConfig stem;
+  std::string reduction, feature_map, tau_mode;
+  std::int64_t nu, mlp_ratio, classes;
+  double tau, dropout;
+};
+
+Plan plan_of(const json& o, const TaskInfo& task) {
+  Plan p;
+  p.stem = stem_config(o, o.at("dim"));
+  p.reduction = o.at("reduction");
+  p.feature_map = o.at("feature_map");
+  p.tau_mode = o.at("tau_mode");
+  p.tau = o.at("tau");
+  p.nu = o.at("nu");
+  p.mlp_ratio = o.at("mlp_ratio");
+  p.dropout = o.at("dropout");
+  p.classes = task.num_classes;
+  const auto depths = o.at("depths").get<std::vector<std::int64_t>>();
+  const auto heads = o.at("heads").get<std::vector<std::int64_t>>();
+  const std::string policy = o.at("attention");
+  std::vector<std::int64_t> grid = stem_grid(task, p.stem);
+  std::int64_t dim = o.at("dim");
+  for (std::size_t b = 0; b < depths.size(); ++b) {
+    std::int64_t n = 1;
+    for (auto g : grid) n *= g;
+    const bool linear = policy == "linear" || (policy == "auto" && n > dim);
+    p.blocks.push_back({n, dim, heads[b], depths[b], grid, linear});
+    grid = reduced_grid(grid, p.nu);
+    dim *= 2;
+  }
+  return p;
+}
+
+struct LayerImpl : torch::nn::Module {
+  LayerImpl(const Plan& p, const BlockPlan& b)
+      : heads(b.heads),
+        dim(b.dim),
+        linear(b.linear),
+        norm1(register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({b.dim})))),
+        norm2(register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({b.dim})))),
+        qkv(register_module("qkv", torch::nn::Linear(b.dim, 3 * b.dim))),
+        proj(register_module("proj", torch::nn::Linear(b.dim, b.dim))),
+        fc1(register_module("fc1", torch::nn::Linear(b.dim, p.mlp_ratio * b.dim))),
+        fc2(register_module("fc2", torch::nn::Linear(p.mlp_ratio * b.dim, b.dim))),
+        drop(register_module("drop", torch::nn::Dropout(p.dropout))) {
+    lin.feature_map = parse_feature_map(p.feature_map);
+    lin.normalization = parse_linear_normalization(p.tau_mode);
+    lin.tau = p.tau;
+  }
+
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& keep) {
+    const auto B = x.size(0), N = x.size(1);
+    auto h = qkv->forward(norm1->forward(x)).view({B, N, 3, heads, dim / heads}).permute({2, 0, 3, 1, 4});
+    auto a = linear ? linear_attention(h[0], h[1], h[2], lin, keep) : softmax_attention(h[0], h[1], h[2], keep);
+    auto y = x + drop->forward(proj->forward(a.transpose(1, 2).reshape({B, N, dim})));
+    return y + drop->forward(fc2->forward(at::gelu(fc1->forward(norm2->forward(y)))));
+  }
+
+  std::int64_t heads, dim;
+  bool linear;
+  LinearAttentionOptions lin;
+  torch::nn::LayerNorm norm1, norm2;
+  torch::nn::Linear qkv, proj, fc1, fc2;
+  torch::nn::Dropout drop;
+};
+TORCH_MODULE(Layer);
+
+class Maelre final : public Model {
+ public:
+  Maelre(const Plan& plan, const TaskInfo& task) : plan_(plan) {
+    stem_ = register_module("stem", InputStem(task, plan.stem));
+    for (std::size_t b = 0; b < plan.blocks.size(); ++b) {
+      const BlockPlan& bp = plan.blocks[b];
+      std::vector<Layer> layers;
+      for (std::int64_t l = 0; l < bp.depth; ++l)
+        layers.push_back(register_module("block" + std::to_string(b) + "_layer" + std::to_string(l), Layer(plan, bp)));
+      layers_.push_back(std::move(layers));
+      if (b + 1 < plan.blocks.size())
+        reductions_.push_back(register_module("reduce" + std::to_string(b),
+                                              TokenReduction(plan.reduction, plan.nu, bp.dim, 2 * bp.dim, bp.grid.size())));
+    }
+    head_ = register_module("head", ClassifierHead(plan.blocks.back().dim, plan.classes, false));
+  }
+
+  at::Tensor forward(const at::Tensor& x) override {
+    StemOutput s = stem_->forward(x);
+    at::Tensor h = s.tokens, keep = s.keep;
+    std::vector<std::int64_t> grid = s.grid;
+    for (std::size_t b = 0; b < layers_.size(); ++b) {
+      for (auto& layer : layers_[b]) h = layer->forward(h, keep);
+      if (b < reductions_.size()) {
+        ReducedTokens r = reductions_[b]->forward(h, keep, grid);
+        h = r.tokens;
+        keep = r.keep;
+        grid = r.grid;
+      }
+    }
+    return head_->forward(h, keep);
+  }
+
+  // Where the switch fired: a report can show which attention each block ran.
+  nlohmann::json records() const override {
+    nlohmann::json blocks = nlohmann::json::array();
+    for (const auto& b : plan_.blocks)
+      blocks.push_back({{"tokens", b.tokens}, {"dim", b.dim}, {"heads", b.heads}, {"layers", b.depth},
+                        {"grid", b.grid}, {"attention", b.linear ? "linear" : "softmax"}});
+    return {{"blocks", blocks}};
+  }
+
+ private:
+  Plan plan_;
+  InputStem stem_{nullptr};
+  std::vector<std::vector<Layer>> layers_;
+  std::vector<TokenReduction> reductions_;
+  ClassifierHead head_{nullptr};
+};
+
+double maelre_flops(const json& o, const TaskInfo& task) {
+  const Plan p = plan_of(o, task);
+  double f = stem_flops(task, p.stem);
+  for (std::size_t b = 0; b < p.blocks.size(); ++b) {
+    const auto& bp = p.blocks[b];
+    const double n = static_cast<double>(bp.tokens), d = static_cast<double>(bp.dim);
+    const double dh = d / static_cast<double>(bp.heads);
+    const double proj = 2 * n * d * 3 * d + 2 * n * d * d;
+    const double mlp = 2 * 2 * n * d * static_cast<double>(p.mlp_ratio) * d;
+    // Kernel attention: psi(K)^T V and psi(Q) (KV) per head, d_h x d_h each; softmax: QK^T and AV.
+    const double attn = bp.linear ? 2 * 2 * n * d * dh : 2 * 2 * n * n * d;
+    f += static_cast<double>(bp.depth) * (proj + mlp + attn);
+    if (b + 1 < p.blocks.size()) f += reduction_flops(p.reduction, bp.grid, p.nu, bp.dim, 2 * bp.dim);
+  }
+  return f + 2 * static_cast<double>(p.blocks.back().dim) * static_cast<double>(p.classes);
+}
+
+const std::map<std::string, std::pair<std::vector<std::int64_t>, std::int64_t>>& presets() {
+  // name -> (layers per block, width at block 1)
+  static const std::map<std::string, std::pair<std::vector<std::int64_t>, std::int64_t>> p = {
+      {"tiny", {{1, 1, 1, 1}, 96}}, {"small", {{1, 2, 5, 2}, 96}}, {"base", {{2, 3, 16, 3}, 96}}};
+  return p;
+}
+
+ModelEntry maelre_entry() {
+  ModelEntry e;
+  e.name = "maelre";
+  e.summary = "MAELRE: token-reducing blocks with the linear/softmax attention switch (N_b > D_b)";
+  e.modalities = {Modality::Tokens, Modality::Signal, Modality::Grid};
+  e.schema.options = {
+      {"preset", OptionType::String, json("tiny"), "layers per block: tiny [1,1,1,1], small [1,2,5,2], base [2,3,16,3]", {"tiny", "small", "base"}},
+      {"dim", OptionType::Int, json(), "width at block 1 (default 96); doubles at each reduction", {}, 4, 4096, true},
+      {"depths", OptionType::IntList, json(), "layers per block (default from the preset)", {}, 0, 64, true},
+      {"heads", OptionType::IntList, json(), "heads per block (default [1, 2, 4, 8])", {}, 1, 256, true},
+      {"attention", OptionType::String, json("auto"), "auto: linear where N_b > D_b, else softmax; linear / softmax: everywhere (the paper's ablations)", {"auto", "linear", "softmax"}},
+      {"feature_map", OptionType::String, json("elu+1"), "non-negative feature map of the kernel attention", {"elu+1", "relu", "softplus"}},
+      {"tau_mode", OptionType::String, json("tau"), "tau: output scaled by 1/tau (tau = sqrt(N_b) unless set); row: Katharopoulos row normaliser", {"tau", "row"}},
+      {"tau", OptionType::Float, json(0.0), "fixed tau for tau_mode = tau (0: sqrt(N_b))", {}, 0.0, {}},
+      {"reduction", OptionType::String, json("conv"), "token reduction between blocks", {"conv", "avgpool", "linear-projection"}},
+      {"nu", OptionType::Int, json(4), "reduction factor (tokens per reduced token; 2-D grids: sqrt(nu) per axis)", {}, 2, 64},
+      {"mlp_ratio", OptionType::Int, json(4), "MLP hidden width / block width", {}, 1, 16},
+      {"dropout", OptionType::Float, json(0.0), "dropout on residual branches", {}, 0.0, 0.9},
+  };
+  for (auto& o : stem_option_specs(4)) e.schema.options.push_back(o);
+  e.schema.resolve = [](json& o, const json& ctx) {
+    const auto& preset = presets().at(o["preset"].get<std::string>());
+    if (o["depths"].is_null()) o["depths"] = preset.first;
+    if (o["dim"].is_null()) o["dim"] = preset.second;
+    if (o["heads"].is_null()) o["heads"] = std::vector<std::int64_t>{1, 2, 4, 8};
+    const auto depths = o["depths"].get<std::vector<std::int64_t>>();
+    const auto heads = o["heads"].get<std::vector<std::int64_t>>();
+    if (depths.empty()) throw OptionError("depths", "depths needs at least one block");
+    if (heads.size() != depths.size())
+      throw OptionError(std::vector<std::string>{"heads", "depths"},
+                        "heads has " + std::to_string(heads.size()) + " entries but there are " +
+                            std::to_string(depths.size()) + " blocks");
+    std::int64_t dim = o["dim"];
+    for (std::size_t b = 0; b < heads.size(); ++b, dim *= 2)
+      if (dim % heads[b] != 0)
+        throw OptionError(std::vector<std::string>{"heads", "dim"},
+                          "block " + std::to_string(b + 1) + " has width " + std::to_string(dim) + ", not divisible by " +
+                              std::to_string(heads[b]) + " heads");
+    const TaskInfo t = TaskInfo::from_json(ctx);
+    const std::int64_t nu = o["nu"];
+    if (t.modality == Modality::Grid) {
+      const auto s = static_cast<std::int64_t>(std::llround(std::sqrt(static_cast<double>(nu))));
+      if (s * s != nu) throw OptionError("nu", "2-D inputs reduce by sqrt(nu) per axis: nu must be a square (4, 9, 16)");
+    }
+  };
+  e.flops = maelre_flops;
+  e.small_options = {{"dim", 16}, {"heads", {1, 2, 2, 4}}};
+  e.make = [](const json& o, const TaskInfo& t) -> std::shared_ptr<Model> { return std::make_shared<Maelre>(plan_of(o, t), t); };
+  return e;
+}
+
+LRB_REGISTER_MODEL(maelre_entry());
+
+}  // namespace
+}  // namespace lrb

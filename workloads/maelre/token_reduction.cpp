@@ -1,0 +1,104 @@
+#include "workloads/maelre/token_reduction.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "suite/core/errors.h"
+
+namespace lrb {
+
+std::int64_t reduction_stride(std::int64_t nu, std::size_t grid_rank) {
+  if (grid_rank == 1) return nu;
+  const auto s = static_cast<std::int64_t>(std::llround(std::sqrt(static_cast<double>(nu))));
+  LRB_CHECK(s * s == nu, "2-D token reduction needs a square nu (validated by the model schema)");
+  return s;
+}
+
+std::vector<std::int64_t> reduced_grid(const std::vector<std::int64_t>& grid, std::int64_t nu) {
+  const std::int64_t s = reduction_stride(nu, grid.size());
+  std::vector<std::int64_t> out;
+  for (auto g : grid) out.push_back((g + s - 1) / s);
+  return out;
+}
+
+double reduction_flops(const std::string& op, const std::vector<std::int64_t>& grid, std::int64_t nu,
+                       std::int64_t dim_in, std::int64_t dim_out) {
+  const auto out = reduced_grid(grid, nu);
+  double n_out = 1;
+  for (auto g : out) n_out *= static_cast<double>(g);
+  const double s = static_cast<double>(reduction_stride(nu, grid.size()));
+  const double taps = std::pow(2 * s + 1, static_cast<double>(grid.size()));
+  const double din = static_cast<double>(dim_in), dout = static_cast<double>(dim_out);
+  if (op == "conv") return 2 * n_out * dout * din * taps;
+  if (op == "avgpool") return n_out * din * static_cast<double>(nu) + 2 * n_out * din * dout;
+  return 2 * n_out * static_cast<double>(nu) * din * dout;  // linear-projection
+}
+
+TokenReductionImpl::TokenReductionImpl(std::string op, std::int64_t nu, std::int64_t dim_in, std::int64_t dim_out,
+                                       std::size_t grid_rank)
+    : op_(std::move(op)), nu_(nu), stride_(reduction_stride(nu, grid_rank)), dim_in_(dim_in), dim_out_(dim_out),
+      rank_(grid_rank) {
+  const std::int64_t s = stride_;
+  if (op_ == "conv") {
+    if (rank_ == 1)
+      conv1d_ = register_module("conv", torch::nn::Conv1d(torch::nn::Conv1dOptions(dim_in, dim_out, 2 * s + 1).stride(s).padding(s)));
+    else
+      conv2d_ = register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(dim_in, dim_out, 2 * s + 1).stride(s).padding(s)));
+  } else if (op_ == "avgpool") {
+    linear_ = register_module("proj", torch::nn::Linear(dim_in, dim_out));
+  } else {
+    LRB_CHECK(op_ == "linear-projection", "unknown reduction operator " + op_);
+    linear_ = register_module("proj", torch::nn::Linear(dim_in * nu, dim_out));
+  }
+}
+
+ReducedTokens TokenReductionImpl::forward(const at::Tensor& tokens, const at::Tensor& keep,
+                                          const std::vector<std::int64_t>& grid) {
+  const std::int64_t B = tokens.size(0), s = stride_;
+  ReducedTokens out;
+  out.grid = reduced_grid(grid, nu_);
+  // Padding tokens are zeroed so they add nothing to a reduced token.
+  at::Tensor x = keep.defined() ? tokens * keep.unsqueeze(-1).to(tokens.scalar_type()) : tokens;
+  if (rank_ == 1) {
+    const std::int64_t n = grid[0], n_out = out.grid[0];
+    at::Tensor xc = x.transpose(1, 2);  // [B, D, N]
+    if (op_ == "conv") {
+      out.tokens = conv1d_->forward(xc).transpose(1, 2);
+    } else {
+      xc = at::constant_pad_nd(xc, {0, n_out * s - n});
+      at::Tensor groups = xc.view({B, dim_in_, n_out, s});  // [B, D, N', s]
+      if (op_ == "avgpool") {
+        at::Tensor w = keep.defined() ? at::constant_pad_nd(keep.to(x.scalar_type()), {0, n_out * s - n}).view({B, 1, n_out, s})
+                                      : at::constant_pad_nd(at::ones({B, 1, n}, x.options()), {0, n_out * s - n}).view({B, 1, n_out, s});
+        at::Tensor mean = groups.sum(-1) / w.sum(-1).clamp_min(1.0);  // [B, D, N']
+        out.tokens = linear_->forward(mean.transpose(1, 2));
+      } else {
+        out.tokens = linear_->forward(groups.permute({0, 2, 3, 1}).reshape({B, n_out, s * dim_in_}));
+      }
+    }
+    if (keep.defined()) {
+      at::Tensor k = at::constant_pad_nd(keep.to(at::kFloat), {0, n_out * s - n}).view({B, n_out, s});
+      out.keep = k.amax(-1).gt(0);
+    }
+  } else {
+    const std::int64_t h = grid[0], w = grid[1], ho = out.grid[0], wo = out.grid[1];
+    at::Tensor xg = x.transpose(1, 2).reshape({B, dim_in_, h, w});
+    if (op_ == "conv") {
+      out.tokens = conv2d_->forward(xg).flatten(2).transpose(1, 2);
+    } else {
+      xg = at::constant_pad_nd(xg, {0, wo * s - w, 0, ho * s - h});
+      at::Tensor patches = xg.view({B, dim_in_, ho, s, wo, s}).permute({0, 2, 4, 3, 5, 1});  // [B, H', W', s, s, D]
+      if (op_ == "avgpool") {
+        at::Tensor ones = at::constant_pad_nd(at::ones({B, 1, h, w}, x.options()), {0, wo * s - w, 0, ho * s - h});
+        at::Tensor count = ones.view({B, 1, ho, s, wo, s}).sum({3, 5}).permute({0, 2, 3, 1});  // [B, H', W', 1]
+        out.tokens = linear_->forward((patches.sum({3, 4}) / count).reshape({B, ho * wo, dim_in_}));
+      } else {
+        out.tokens = linear_->forward(patches.reshape({B, ho * wo, s * s * dim_in_}));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace lrb
