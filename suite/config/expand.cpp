@@ -148,7 +148,9 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
           const auto batch = tr["batch_size"].get<double>();
           const auto every = tr["eval_every"].get<double>();
           const double evals = (every > 0 ? std::floor(steps / every) : 0) + 1;
-          const double cost = flops * (3.0 * steps * batch + evals * tr["eval_size"].get<double>());
+          double cost = flops * (3.0 * steps * batch + evals * tr["eval_size"].get<double>());
+          // A measurement: a few steps at the batch size, then a search up to the budget.
+          if (!spec.measure.is_null()) cost = flops * 3.0 * batch * (spec.measure["steps"].get<double>() + 1) * 8;
           for (std::int64_t seed : spec.sweep.seeds) {
             json s = {{"version", kRunSpecVersion},
                       {"task", {{"name", ts.name}, {"seq_len", ts.seq_len}, {"options", ts.options}}},
@@ -157,6 +159,8 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
                       {"seed_index", seed},
                       {"base_seed", spec.sweep.base_seed},
                       {"device", spec.sweep.device}};
+            // Only measurement runs carry the key, so training runs keep their identity.
+            if (!spec.measure.is_null()) s["measure"] = spec.measure;
             RunSpec run = make_run_spec(std::move(s), ts.info, cost);
             run.index = static_cast<std::int64_t>(out.runs.size());
             out.runs.push_back(std::move(run));

@@ -41,9 +41,18 @@ const OptionSchema& train_schema() {
   return schema;
 }
 
+const OptionSchema& measure_schema() {
+  static const OptionSchema schema{{
+      {"budget", OptionType::Bytes, json(0), "find the largest batch whose training step fits in this much memory beyond the data (0: no search)", {}, 0, {}, false, false},
+      {"max_batch", OptionType::Int, json(65536), "upper end of the batch search", {}, 1, {}, false, false},
+      {"steps", OptionType::Int, json(3), "timed training steps at [train] batch_size, after one warm-up step", {}, 1, 1000, false, false},
+  }};
+  return schema;
+}
+
 namespace {
 
-const std::vector<std::string> kTopLevel = {"sweep", "train", "task", "model"};
+const std::vector<std::string> kTopLevel = {"sweep", "train", "task", "model", "measure"};
 
 SourceLocation key_location(const toml::table& t, const std::string& key, const std::string& file) {
   for (const auto& [k, v] : t)
@@ -201,6 +210,13 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
   if (const auto* train = root.get("train")) {
     if (!train->is_table()) throw UserError(location_of(*train, file), "'train' must be a table: write [train]");
     spec.train = read_options(*train->as_table(), train_schema(), {}, file, "[train]");
+  }
+  if (const auto* measure = root.get("measure")) {
+    if (!measure->is_table()) throw UserError(location_of(*measure, file), "'measure' must be a table: write [measure]");
+    spec.measure = json::object();
+    for (const auto& o : measure_schema().options) spec.measure[o.name] = o.default_value;
+    for (const auto& axis : read_options(*measure->as_table(), measure_schema(), {}, file, "[measure]"))
+      spec.measure[axis.name] = axis.values.at(0);
   }
   const auto* tasks = root.get("task");
   if (!tasks) throw UserError(SourceLocation{file, 1, 1}, "the sweep has no [[task]]; add one (lrbench list tasks shows them)");

@@ -31,9 +31,13 @@ struct SweepSpec {
   std::vector<OptionAxis> train;
   std::vector<Block> tasks;
   std::vector<Block> models;
+  // [measure]: when present, every run is a measurement (peak memory and step time at the
+  // [train] batch size, and the largest batch within a budget) instead of a training run.
+  json measure;  // resolved options, or null
 };
 
 const OptionSchema& train_schema();
+const OptionSchema& measure_schema();
 const OptionSchema& sweep_schema();
 
 SweepSpec load_sweep_file(const std::filesystem::path& path);

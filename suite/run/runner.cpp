@@ -108,7 +108,8 @@ class RunExecution {
     RunOutcome out;
     try {
       prepare();
-      train_and_evaluate();
+      if (measuring()) measure();
+      else train_and_evaluate();
       out.status = RunStatus::Ok;
     } catch (const StopRequested&) {
       out.status = RunStatus::Stopped;
@@ -122,7 +123,8 @@ class RunExecution {
     }
     CpuMemoryCounter::set_limit(0);
     CpuMemoryCounter::clear_budget_hit();
-    if (out.status == RunStatus::Stopped) {
+    // A stopped measurement starts again from scratch: it has nothing worth keeping.
+    if (out.status == RunStatus::Stopped && !measuring()) {
       try {
         if (model_ && optimizer_) save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
       } catch (const std::exception& e) {
@@ -164,10 +166,9 @@ class RunExecution {
     }
 
     // Memory counted from here: model, optimizer, activations, evaluation.
-    base_bytes_ = CpuMemoryCounter::live_bytes();
-    CpuMemoryCounter::reset_peak();
+    CpuMemoryCounter::begin_scope();
     const auto budget = train.at("memory_budget").get<std::int64_t>();
-    if (budget > 0) CpuMemoryCounter::set_limit(base_bytes_ + budget);
+    if (budget > 0) CpuMemoryCounter::set_limit(budget);
     CpuMemoryCounter::clear_budget_hit();
 
     torch::manual_seed(derive_seed(base, s, kStreamInit));
@@ -182,7 +183,7 @@ class RunExecution {
     torch::manual_seed(derive_seed(base, s, kStreamDropout));
 
     const fs::path ckpt = checkpoint_path(ctx_.results_dir, run_.key);
-    if (ctx_.publish && fs::exists(ckpt)) {
+    if (ctx_.publish && !measuring() && fs::exists(ckpt)) {
       load_checkpoint(ckpt, run_.key, *model_, *optimizer_, state_);
       state_.attempt += 1;
       record_.provenance["resumed_from_step"] = state_.step;
@@ -237,13 +238,112 @@ class RunExecution {
     model_->train();
   }
 
+  struct StepResult {
+    double loss = 0, seconds = 0;
+    std::int64_t peak_bytes = 0;  // the step's own peak above what was live before it
+  };
+
+  bool measuring() const { return run_.spec.contains("measure"); }
+
+  // One optimizer step on the samples `idx` (repeated cyclically by the caller when a
+  // measurement asks for more than the data holds). Tracks the run's memory peaks.
+  StepResult train_step(const std::vector<std::int64_t>& idx, double lr) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::int64_t live_before = CpuMemoryCounter::live_bytes();
+    const std::int64_t peak_before = CpuMemoryCounter::peak_bytes();
+    CpuMemoryCounter::reset_peak();
+    for (auto& g : optimizer_->param_groups()) g.options().set_lr(lr);
+    const at::Tensor index = at::tensor(at::ArrayRef<std::int64_t>(idx), at::kLong);
+    const at::Tensor x = data_->train.x.index_select(0, index).to(device_);
+    const at::Tensor y = data_->train.y.index_select(0, index).to(device_);
+    optimizer_->zero_grad();
+    const at::Tensor loss = loss_of(model_->forward(x), y, run_.task_info.multilabel);
+    StepResult r;
+    r.loss = loss.item<double>();
+    if (std::isfinite(r.loss)) {
+      loss.backward();
+      const double clip = run_.train().at("grad_clip");
+      if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
+      optimizer_->step();
+    }
+    r.peak_bytes = CpuMemoryCounter::peak_bytes() - live_before;
+    CpuMemoryCounter::reset_peak();
+    state_.peak_bytes = std::max({state_.peak_bytes, peak_before, r.peak_bytes + live_before});
+    state_.peak_step_bytes = std::max(state_.peak_step_bytes, r.peak_bytes);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  }
+
+  std::vector<std::int64_t> cyclic_batch(std::int64_t batch) const {
+    std::vector<std::int64_t> idx(static_cast<std::size_t>(batch));
+    for (std::int64_t i = 0; i < batch; ++i) idx[static_cast<std::size_t>(i)] = i % data_->train.size();
+    return idx;
+  }
+
+  // [measure]: peak memory and step time at [train] batch_size (one warm-up step, then
+  // `steps` timed ones), then the largest batch whose step fits the budget: doubling until
+  // a step is refused, then bisection. The budget covers everything the run allocates
+  // beyond its data (parameters, gradients, optimizer state, activations).
+  void measure() {
+    const json& m = run_.spec.at("measure");
+    const auto batch = run_.train().at("batch_size").get<std::int64_t>();
+    const double lr = run_.train().at("lr").get<double>();
+    model_->train();
+    auto& c = state_.curves;
+    train_step(cyclic_batch(batch), lr);  // warm-up: optimizer state, allocator caches
+    state_.peak_bytes = state_.peak_step_bytes = 0;
+    for (std::int64_t i = 0; i < m.at("steps").get<std::int64_t>(); ++i) {
+      if (stop_requested()) throw StopRequested{};
+      const StepResult r = train_step(cyclic_batch(batch), lr);
+      c["step_seconds"].push_back(r.seconds);
+      c["step_peak_bytes"].push_back(static_cast<double>(r.peak_bytes));
+      ++state_.step;
+    }
+    const TrainState at_batch = state_;  // the probes below must not change these figures
+    const auto budget = m.at("budget").get<std::int64_t>();
+    if (budget > 0) {
+      const std::int64_t max_batch = m.at("max_batch");
+      auto fits = [&](std::int64_t b) {
+        if (stop_requested()) throw StopRequested{};
+        CpuMemoryCounter::set_limit(budget);
+        bool ok = true;
+        try {
+          train_step(cyclic_batch(b), lr);
+        } catch (const std::exception&) {
+          if (!CpuMemoryCounter::budget_hit()) throw;  // a real failure, not the budget
+          ok = false;
+        }
+        CpuMemoryCounter::set_limit(0);
+        CpuMemoryCounter::clear_budget_hit();
+        c["probe_batch"].push_back(static_cast<double>(b));
+        c["probe_fits"].push_back(ok ? 1.0 : 0.0);
+        return ok;
+      };
+      std::int64_t lo = 0, hi = max_batch + 1;
+      for (std::int64_t b = 1; b <= max_batch; b *= 2) {
+        if (!fits(b)) {
+          hi = b;
+          break;
+        }
+        lo = b;
+      }
+      while (hi - lo > 1) {
+        const std::int64_t mid = lo + (hi - lo) / 2;
+        (fits(mid) ? lo : hi) = mid;
+      }
+      record_.metrics["max_batch_in_budget"] = static_cast<double>(lo);
+      record_.metrics["memory_budget_bytes"] = static_cast<double>(budget);
+    }
+    const auto curves = std::move(state_.curves);
+    state_ = at_batch;
+    state_.curves = curves;
+  }
+
   void train_and_evaluate() {
     const auto& train = run_.train();
     const auto steps = train.at("steps").get<std::int64_t>();
     const auto batch = train.at("batch_size").get<std::int64_t>();
     const auto eval_every = train.at("eval_every").get<std::int64_t>();
-    const double clip = train.at("grad_clip");
-    const bool multilabel = run_.task_info.multilabel;
     model_->train();
     auto& c = state_.curves;
     for (const char* name : {"train_step", "train_loss", "lr", "step_seconds", "step_peak_bytes"}) c[name];
@@ -253,28 +353,11 @@ class RunExecution {
       if (state_.step >= steps) break;
       if (stop_requested()) throw StopRequested{};
 
-      const auto t0 = std::chrono::steady_clock::now();
-      const std::int64_t live_before = CpuMemoryCounter::live_bytes();
-      const std::int64_t peak_before = CpuMemoryCounter::peak_bytes();
-      CpuMemoryCounter::reset_peak();
       const double lr = learning_rate_at(train, state_.step);
-      for (auto& g : optimizer_->param_groups()) g.options().set_lr(lr);
-      const auto idx = next_batch(batch);
-      const at::Tensor index = at::tensor(at::ArrayRef<std::int64_t>(idx), at::kLong);
-      const at::Tensor x = data_->train.x.index_select(0, index).to(device_);
-      const at::Tensor y = data_->train.y.index_select(0, index).to(device_);
-      optimizer_->zero_grad();
-      const at::Tensor loss = loss_of(model_->forward(x), y, multilabel);
-      const double loss_value = loss.item<double>();
-      if (!std::isfinite(loss_value)) throw std::runtime_error(fmt::format("non-finite training loss ({})", loss_value));
-      loss.backward();
-      if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
-      optimizer_->step();
-      const std::int64_t step_peak = CpuMemoryCounter::peak_bytes() - live_before;
-      CpuMemoryCounter::reset_peak();
-      state_.peak_bytes = std::max({state_.peak_bytes, peak_before - base_bytes_, step_peak + live_before - base_bytes_});
-      state_.peak_step_bytes = std::max(state_.peak_step_bytes, step_peak);
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const StepResult r = train_step(next_batch(batch), lr);
+      if (!std::isfinite(r.loss)) throw std::runtime_error(fmt::format("non-finite training loss ({})", r.loss));
+      const double loss_value = r.loss, secs = r.seconds;
+      const std::int64_t step_peak = r.peak_bytes;
 
       ++state_.step;
       c["train_step"].push_back(static_cast<double>(state_.step));
@@ -285,7 +368,7 @@ class RunExecution {
       if (ctx_.checkpoint_every > 0 && ctx_.publish && state_.step % ctx_.checkpoint_every == 0 && state_.step < steps)
         save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
     }
-    state_.peak_bytes = std::max(state_.peak_bytes, CpuMemoryCounter::peak_bytes() - base_bytes_);
+    state_.peak_bytes = std::max(state_.peak_bytes, CpuMemoryCounter::peak_bytes());
   }
 
   void finish_record(const RunOutcome& out, std::chrono::steady_clock::time_point wall_start) {
@@ -298,7 +381,7 @@ class RunExecution {
       auto it = c.find(name);
       return it == c.end() || it->second.empty() ? std::nan("") : it->second.back();
     };
-    if (out.status == RunStatus::Ok) {
+    if (out.status == RunStatus::Ok && c.count("eval_loss")) {
       m["eval_loss"] = last("eval_loss");
       for (const auto& name : run_.task_info.metrics) m["eval_" + name] = last("eval_" + name);
     }
@@ -332,7 +415,7 @@ class RunExecution {
     m["peak_bytes"] = static_cast<double>(state_.peak_bytes);
     m["peak_step_bytes"] = static_cast<double>(state_.peak_step_bytes);
     m["data_bytes"] = static_cast<double>(data_bytes_);
-    m["memory_budget_bytes"] = run_.train().at("memory_budget").get<double>();
+    if (!m.count("memory_budget_bytes")) m["memory_budget_bytes"] = run_.train().at("memory_budget").get<double>();
     m["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     record_.provenance["attempt"] = state_.attempt;
     record_.provenance["finished_at"] = utc_now_iso();
@@ -346,7 +429,7 @@ class RunExecution {
   std::shared_ptr<Model> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   at::Device device_{at::kCPU};
-  std::int64_t data_bytes_ = 0, base_bytes_ = 0;
+  std::int64_t data_bytes_ = 0;
   double flops_ = std::nan("");
 };
 

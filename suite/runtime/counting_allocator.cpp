@@ -23,32 +23,45 @@ void note_peak(std::int64_t now) {
   }
 }
 
-void free_counted(void* ptr) {
-  if (!ptr) return;
-  g_live.fetch_sub(static_cast<std::int64_t>(malloc_usable_size(ptr)), std::memory_order_relaxed);
-  c10::free_cpu(ptr);
+// Each block carries a 64-byte header (keeping LibTorch's 64-byte alignment) with its size
+// and the scope it was allocated in. The data pointer is its own context, as LibTorch's
+// raw_allocate() requires (MKL-DNN convolutions use it).
+struct alignas(64) Header {
+  std::int64_t bytes;
+  std::uint64_t scope;
+};
+static_assert(sizeof(Header) == 64, "the header must keep 64-byte alignment");
+
+std::atomic<std::uint64_t> g_scope{0};
+
+void free_counted(void* data) {
+  if (!data) return;
+  Header* h = static_cast<Header*>(data) - 1;
+  // Blocks of an earlier scope (a cached dataset, a library's cached buffer) were never
+  // counted in this one: freeing them must not lower its figures.
+  if (h->scope == g_scope.load(std::memory_order_relaxed)) g_live.fetch_sub(h->bytes, std::memory_order_relaxed);
+  c10::free_cpu(h);
 }
 
-// The data pointer is its own context (LibTorch's raw_allocate() requires that), so the
-// size freed is read back from glibc (malloc_usable_size) instead of being stored: the
-// counts are of the bytes really held, a little above the bytes requested.
 class CountingAllocator final : public c10::Allocator {
  public:
   c10::DataPtr allocate(size_t n) const override {
-    const auto requested = static_cast<std::int64_t>(n);
+    const auto bytes = static_cast<std::int64_t>(n);
     const std::int64_t limit = g_limit.load(std::memory_order_relaxed);
     if (limit > 0) {
       const std::int64_t live = g_live.load(std::memory_order_relaxed);
-      if (live + requested > limit) {
+      if (live + bytes > limit) {
         g_hit = true;
-        throw MemoryBudgetExceeded(requested, live, limit);
+        throw MemoryBudgetExceeded(bytes, live, limit);
       }
     }
-    void* ptr = c10::alloc_cpu(n);
-    const auto held = static_cast<std::int64_t>(ptr ? malloc_usable_size(ptr) : 0);
-    note_peak(g_live.fetch_add(held, std::memory_order_relaxed) + held);
+    auto* h = static_cast<Header*>(c10::alloc_cpu(n + sizeof(Header)));
+    h->bytes = bytes;
+    h->scope = g_scope.load(std::memory_order_relaxed);
+    note_peak(g_live.fetch_add(bytes, std::memory_order_relaxed) + bytes);
     g_count.fetch_add(1, std::memory_order_relaxed);
-    return c10::DataPtr(ptr, ptr, &free_counted, c10::Device(c10::DeviceType::CPU));
+    void* data = h + 1;
+    return c10::DataPtr(data, data, &free_counted, c10::Device(c10::DeviceType::CPU));
   }
 
   c10::DeleterFnPtr raw_deleter() const override { return &free_counted; }
@@ -83,6 +96,11 @@ std::int64_t CpuMemoryCounter::live_bytes() { return g_live.load(); }
 std::int64_t CpuMemoryCounter::peak_bytes() { return g_peak.load(); }
 std::int64_t CpuMemoryCounter::allocations() { return g_count.load(); }
 void CpuMemoryCounter::reset_peak() { g_peak = g_live.load(); }
+void CpuMemoryCounter::begin_scope() {
+  g_scope.fetch_add(1);
+  g_live = 0;
+  g_peak = 0;
+}
 void CpuMemoryCounter::set_limit(std::int64_t limit_bytes) { g_limit = limit_bytes; }
 std::int64_t CpuMemoryCounter::limit() { return g_limit.load(); }
 bool CpuMemoryCounter::budget_hit() { return g_hit.load(); }

@@ -27,12 +27,16 @@ class CpuMemoryCounter {
   static void install();
   static bool installed();
 
+  // Live and peak bytes count the blocks allocated in the current scope. A new scope
+  // (one per run) starts from zero, and freeing blocks of earlier scopes (cached data,
+  // a library's cached buffers) leaves its figures alone.
+  static void begin_scope();
   static std::int64_t live_bytes();
   static std::int64_t peak_bytes();
   static std::int64_t allocations();
   // Restarts peak tracking from the current live bytes.
   static void reset_peak();
-  // Allocations that would take live bytes above `limit` throw MemoryBudgetExceeded;
+  // Allocations that would take the scope's live bytes above `limit` throw MemoryBudgetExceeded;
   // 0 removes the limit. A refused allocation sets budget_hit().
   static void set_limit(std::int64_t limit_bytes);
   static std::int64_t limit();

@@ -1,0 +1,93 @@
+// [measure]: measurement runs (peak memory and step time at a batch size, and the largest
+// batch within a memory budget) instead of training runs.
+#include <gtest/gtest.h>
+
+#include "suite/config/expand.h"
+#include "suite/config/sweep_spec.h"
+#include "suite/run/runner.h"
+#include "suite/runtime/counting_allocator.h"
+
+namespace lrb {
+namespace {
+
+const char* kSweep = R"(
+[sweep]
+name = "m"
+seeds = 1
+[train]
+batch_size = 2
+[[task]]
+name = "listops"
+seq_len = 64
+train_size = 8
+[[model]]
+name = "transformer"
+dim = 32
+depth = 1
+heads = 2
+)";
+
+TEST(Measure, SectionIsValidatedAndKeysTrainingRunsApart) {
+  const ExpandedSweep train = expand_sweep(parse_sweep(kSweep, "m.toml"));
+  const ExpandedSweep measure =
+      expand_sweep(parse_sweep(std::string(kSweep) + "[measure]\nbudget = \"8MiB\"\n", "m.toml"));
+  EXPECT_FALSE(train.runs[0].spec.contains("measure"));
+  ASSERT_TRUE(measure.runs[0].spec.contains("measure"));
+  EXPECT_EQ(measure.runs[0].spec["measure"]["budget"], 8 << 20);
+  EXPECT_EQ(measure.runs[0].spec["measure"]["steps"], 3);
+  EXPECT_NE(train.runs[0].key, measure.runs[0].key);
+  try {
+    parse_sweep(std::string(kSweep) + "[measure]\nbudgte = 1\n", "m.toml");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("m.toml:17:1: unknown key 'budgte' in [measure]; did you mean 'budget'?"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Measure, FindsTheLargestBatchThatFitsTheBudget) {
+  CpuMemoryCounter::install();
+  const ExpandedSweep ex =
+      expand_sweep(parse_sweep(std::string(kSweep) + "[measure]\nbudget = \"12MiB\"\nmax_batch = 4096\nsteps = 2\n", "m.toml"));
+  RunContext ctx;
+  ctx.publish = false;
+  const RunOutcome out = execute_run(ex.runs[0], ctx);
+  ASSERT_EQ(out.status, RunStatus::Ok) << out.error;
+  const auto& m = out.record.metrics;
+  const auto& c = out.record.curves;
+  ASSERT_TRUE(m.count("max_batch_in_budget"));
+  const double best = m.at("max_batch_in_budget");
+  EXPECT_GT(best, 2);
+  EXPECT_LT(best, 4096);
+  EXPECT_EQ(m.at("memory_budget_bytes"), 12 << 20);
+  // The search probed the answer (fits) and the next batch (refused).
+  bool fit = false, next_refused = false;
+  for (std::size_t i = 0; i < c.at("probe_batch").size(); ++i) {
+    if (c.at("probe_batch")[i] == best && c.at("probe_fits")[i] == 1) fit = true;
+    if (c.at("probe_batch")[i] == best + 1 && c.at("probe_fits")[i] == 0) next_refused = true;
+  }
+  EXPECT_TRUE(fit);
+  EXPECT_TRUE(next_refused);
+  // Figures at [train] batch_size are not those of the probes.
+  EXPECT_EQ(c.at("step_seconds").size(), 2u);
+  EXPECT_GT(m.at("peak_bytes"), 0);
+  EXPECT_LT(m.at("peak_bytes"), 12 << 20);
+  EXPECT_FALSE(m.count("eval_accuracy"));
+}
+
+TEST(Measure, PeakGrowsWithTheBatch) {
+  CpuMemoryCounter::install();
+  auto peak_at = [](int batch) {
+    std::string s = kSweep;
+    s.replace(s.find("batch_size = 2"), 14, "batch_size = " + std::to_string(batch));
+    const ExpandedSweep ex = expand_sweep(parse_sweep(s + "[measure]\nsteps = 1\n", "m.toml"));
+    RunContext ctx;
+    ctx.publish = false;
+    return execute_run(ex.runs[0], ctx).record.metrics.at("peak_step_bytes");
+  };
+  EXPECT_GT(peak_at(8), 2.5 * peak_at(2) - 1e6);
+}
+
+}  // namespace
+}  // namespace lrb
