@@ -11,6 +11,8 @@
 
 #include <cmath>
 
+#include "suite/nn/attention/linear.h"
+#include "suite/nn/attention/softmax.h"
 #include "suite/nn/input_stem.h"
 #include "suite/registry/registry.h"
 #include "suite/run/model.h"
@@ -32,21 +34,6 @@ Config config_of(const json& o, const TaskInfo& t) {
           o.at("dropout"), o.at("pooling") == "cls", o.at("attention") == "linear"};
 }
 
-// q, k, v: [B, H, N, d]; keep: [B, N] bool (true = real token) or undefined.
-at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& keep) {
-  auto scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(-1)));
-  if (keep.defined()) scores = scores.masked_fill(keep.logical_not().unsqueeze(1).unsqueeze(2), -INFINITY);
-  return at::matmul(at::softmax(scores, -1), v);
-}
-
-at::Tensor linear_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& keep) {
-  auto fq = at::elu(q) + 1, fk = at::elu(k) + 1;
-  if (keep.defined()) fk = fk * keep.unsqueeze(1).unsqueeze(-1).to(fk.scalar_type());
-  const auto kv = at::matmul(fk.transpose(-2, -1), v);               // [B, H, d, d]
-  const auto z = fk.sum(-2, /*keepdim=*/true).transpose(-2, -1);     // [B, H, d, 1]
-  return at::matmul(fq, kv) / (at::matmul(fq, z) + 1e-6);
-}
-
 struct LayerImpl : torch::nn::Module {
   LayerImpl(const Config& c)
       : c(c),
@@ -61,7 +48,8 @@ struct LayerImpl : torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, const at::Tensor& keep) {
     const auto B = x.size(0), N = x.size(1);
     auto h = qkv->forward(norm1->forward(x)).view({B, N, 3, c.heads, c.dim / c.heads}).permute({2, 0, 3, 1, 4});
-    auto a = c.linear ? linear_attention(h[0], h[1], h[2], keep) : softmax_attention(h[0], h[1], h[2], keep);
+    auto a = c.linear ? linear_attention(h[0], h[1], h[2], LinearAttentionOptions{}, keep)
+                      : softmax_attention(h[0], h[1], h[2], keep);
     auto y = x + drop->forward(proj->forward(a.transpose(1, 2).reshape({B, N, c.dim})));
     return y + drop->forward(fc2->forward(at::gelu(fc1->forward(norm2->forward(y)))));
   }
