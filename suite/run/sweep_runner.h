@@ -12,6 +12,7 @@ struct SweepRunOptions {
   std::filesystem::path out_dir;
   int threads = -1;           // -1: as the sweep says; 0: auto; n: n threads per rank
   bool retry_failed = false;  // run failed runs again (by default a failed run is finished)
+  std::string data_cache;     // --data-cache: a folder, "none", or "" for the default (suite/run/data_cache.h)
 };
 
 // Returns the process exit code (suite/core/exit_codes.h).
