@@ -79,6 +79,20 @@ void store(const fs::path& file, const std::string& key, const std::string& desc
   }
 }
 
+// Temporaries of this entry left by a process that died while writing it. Called under the
+// entry's lock, which every writer holds, so none of them is being written now.
+void remove_stale_temporaries(const fs::path& file) {
+  const std::string prefix = "." + file.filename().string() + ".tmp.";
+  std::error_code ec;
+  for (fs::directory_iterator it(file.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) == 0) {
+      std::error_code rm;
+      fs::remove(it->path(), rm);
+    }
+  }
+}
+
 std::shared_ptr<const TaskData> from_folder(const TaskEntry& task, const json& options, std::int64_t seq_len,
                                             const TaskInfo& info, const DataRequest& request,
                                             const std::string& description, DataSource& src) {
@@ -97,6 +111,8 @@ std::shared_ptr<const TaskData> from_folder(const TaskEntry& task, const json& o
   if (!lock.locked()) {
     src.warning = lock.why_unlocked() + "; going on without the lock (processes may generate the same data twice)";
     print_warning(src.warning, true);
+  } else {
+    remove_stale_temporaries(src.file);
   }
   if (fs::exists(src.file, ec)) {
     DataCacheCheck check = read_data_cache_file(src.file, src.key, description, info, request.eval_size);

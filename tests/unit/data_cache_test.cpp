@@ -202,6 +202,19 @@ TEST_F(DataCache, MissThenMemoryThenHit) {
   EXPECT_FALSE(j.contains("damage"));
 }
 
+TEST_F(DataCache, StaleTemporariesOfAnEntryAreRemoved) {
+  const std::string key = get().source.key;
+  clear_task_data_cache();
+  // What a process killed while writing the entry leaves behind; another entry's is kept.
+  const fs::path stale = dir_ / "cache" / ("." + key + ".h5.tmp.somehost.12345");
+  const fs::path other = dir_ / "cache" / ".0123.h5.tmp.somehost.12345";
+  std::ofstream(stale) << "partial";
+  std::ofstream(other) << "partial";
+  EXPECT_EQ(get().source.result, "hit");
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(other));
+}
+
 TEST_F(DataCache, KeyFollowsTheDescription) {
   const std::string k = get().source.key;
   EXPECT_NE(get(2).source.key, k);           // seed

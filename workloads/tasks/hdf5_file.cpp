@@ -105,7 +105,7 @@ TaskEntry hdf5_file_entry() {
   e.summary = "classification from an HDF5 file the user points to: /x tokens, signal or grid, /y labels, optional /split";
   e.uses_seq_len = false;
   e.schema.options = {
-      {"path", OptionType::String, json(), "the HDF5 file: /x, /y, optional /split (required; see below)"},
+      {"path", OptionType::String, json(), "the HDF5 file: /x, /y, optional /split (required; format: workloads/README.md)"},
       {"eval_fraction", OptionType::Float, json(0.1), "share of the records held out for evaluation when the file has no /split", {}, 0.0, 0.9},
       {"split_seed", OptionType::Int, json(0), "which records are held out (no /split); the same for every run seed", {}, 0, {}},
       {"train_size", OptionType::Int, json(0), "training records used (0: all); the run seed picks which", {}, 0, {}},
