@@ -17,6 +17,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--out,-o", opts->out_dir, "results folder (runs/<run key>.h5 are written there)")->required();
   cmd->add_option("--threads", opts->threads, "intra-op threads per rank (0 = auto: cores on the node / ranks on the node); overrides [sweep] threads")
       ->check(CLI::Range(0, 1024));
+  cmd->add_option("--data-cache", opts->data_cache, "task data cache folder, shared by the ranks of a machine; \"none\": no disk cache (default: $LRB_DATA_CACHE, else $XDG_CACHE_HOME/lrbench/data, else ~/.cache/lrbench/data)");
   cmd->add_flag("--retry-failed", opts->retry_failed, "run failed runs again (by default a failed run counts as finished)");
   auto shard = std::make_shared<std::string>();
   cmd->add_option("--shard", *shard,

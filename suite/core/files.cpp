@@ -97,4 +97,25 @@ FolderLock::~FolderLock() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+FileLock::FileLock(const fs::path& lock_file) {
+  fd_ = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    why_ = "cannot open " + lock_file.string() + ": " + errno_text();
+    return;
+  }
+  int rc = 0;
+  // A signal (the stop handler) interrupts the wait; the holder is still working: wait on.
+  while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+  }
+  if (rc != 0) {
+    why_ = "flock on " + lock_file.string() + " failed: " + errno_text();
+    return;
+  }
+  locked_ = true;
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the lock
+}
+
 }  // namespace lrb

@@ -40,4 +40,24 @@ class FolderLock {
   int fd_ = -1;
 };
 
+// Holds an exclusive advisory lock (flock) on a file, waiting for it if another process
+// holds it; released at destruction (or when the process dies, so a crashed holder never
+// leaves it stuck). Where the file system refuses flock (some network file systems),
+// locked() is false and `why_unlocked()` says why: callers whose writes are atomic anyway
+// go on without it.
+class FileLock {
+ public:
+  explicit FileLock(const fs::path& lock_file);
+  ~FileLock();
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  bool locked() const { return locked_; }
+  const std::string& why_unlocked() const { return why_; }
+
+ private:
+  int fd_ = -1;
+  bool locked_ = false;
+  std::string why_;
+};
+
 }  // namespace lrb

@@ -41,6 +41,13 @@ struct TaskEntry {
   bool uses_seq_len = true;  // false for fixed-size data (e.g. 28x28 images)
   std::function<TaskInfo(const json& options, std::int64_t seq_len)> describe;
   std::function<std::unique_ptr<Task>(const json& options, std::int64_t seq_len)> make;
+  // Generated data is cached on disk keyed by a hash of (task, options, seq_len, seed,
+  // eval size, data_version): bump data_version whenever a change of the generator changes
+  // its output, or caches would keep serving the old bytes.
+  int data_version = 1;
+  // Files the data is read from (file tasks): their size and modification time join the
+  // cache key, so an edited file is read again rather than served from the cache.
+  std::function<std::vector<std::string>(const json& options)> input_files;
 };
 
 template <class Entry>

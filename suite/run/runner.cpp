@@ -154,8 +154,11 @@ class RunExecution {
     const auto& train = run_.train();
 
     const std::int64_t before_data = CpuMemoryCounter::live_bytes();
-    data_ = cached_task_data(*task, run_.task_options(), run_.seq_len(),
-                             DataRequest{derive_seed(base, s, kStreamData), train.at("eval_size").get<std::int64_t>()});
+    CachedTaskData loaded = cached_task_data(
+        *task, run_.task_options(), run_.seq_len(), run_.task_info,
+        DataRequest{derive_seed(base, s, kStreamData), train.at("eval_size").get<std::int64_t>()}, ctx_.data_cache);
+    data_ = std::move(loaded.data);
+    record_.provenance["data_cache"] = loaded.source.to_json();
     data_bytes_ = CpuMemoryCounter::live_bytes() - before_data;
     LRB_CHECK(data_->train.size() > 0, "task produced no training samples");
 

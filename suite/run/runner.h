@@ -20,6 +20,7 @@ struct RunContext {
   std::int64_t checkpoint_every = 0;  // periodic checkpoints (steps); 0 = only when stopped
   nlohmann::json provenance = nlohmann::json::object();  // job-level facts (sweep, rank, host...)
   bool publish = true;                // false: return the record without writing (tests, measure)
+  std::filesystem::path data_cache;   // task data cache folder (suite/run/data_cache.h); empty: memory only
 };
 
 struct RunOutcome {

@@ -19,6 +19,7 @@
 #include "suite/core/version.h"
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/work_queue.h"
+#include "suite/run/data_cache.h"
 #include "suite/run/runner.h"
 #include "suite/runtime/counting_allocator.h"
 #include "suite/store/results_folder.h"
@@ -198,6 +199,7 @@ int run_sweep(const SweepRunOptions& options) {
   ctx.threads = threads;
   ctx.checkpoint_every = spec.sweep.checkpoint_every;
   ctx.provenance = job_provenance(mpi, spec, threads, shard);
+  ctx.data_cache = data_cache_folder_from(options.data_cache);
   if (spec.sweep.device == "cuda") ctx.device_index = mpi.local_rank() % std::max<int>(1, at::getNumGPUs());
 
   WorkQueue queue(mpi, items, board.get());

@@ -18,6 +18,7 @@ struct SweepRunOptions {
   // shard of the same sweep into the same folder. Resume, skipping and the exit code count
   // this shard's runs only.
   Shard shard;
+  std::string data_cache;     // --data-cache: a folder, "none", or "" for the default (suite/run/data_cache.h)
 };
 
 // Returns the process exit code (suite/core/exit_codes.h).

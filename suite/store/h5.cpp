@@ -228,6 +228,9 @@ std::optional<long long> read_int_attribute(const Object& obj, const std::string
   Attribute a(id_at(H5Aopen(obj.id(), name.c_str(), H5P_DEFAULT), obj, "H5Aopen", "@" + name), obj.file());
   Datatype t(id_at(H5Aget_type(a.id()), obj, "H5Aget_type", "@" + name), obj.file());
   if (type_class(t.id(), obj.file()) != H5T_INTEGER) throw Error("read @" + name + " (not an integer)", obj.file(), "");
+  // One value only: H5Aread writes every element, and the buffer holds one.
+  Dataspace s(id_at(H5Aget_space(a.id()), obj, "H5Aget_space", "@" + name), obj.file());
+  if (point_count(s.id(), obj.file()) != 1) throw Error("read @" + name + " (not a single integer)", obj.file(), "");
   long long v = 0;
   ok_at(H5Aread(a.id(), H5T_NATIVE_LLONG, &v), obj, "H5Aread", "@" + name);
   return v;
@@ -336,6 +339,65 @@ bool has_fletcher32(const Dataset& ds) {
     if (id == H5Z_FILTER_FLETCHER32) return true;
   }
   return false;
+}
+
+// ---- arrays of numbers ---------------------------------------------------------------
+
+void write_array_dataset(const Object& loc, const std::string& name, hid_t file_type, hid_t mem_type,
+                         const std::vector<hsize_t>& dims, const void* data) {
+  const std::string& file = loc.file();
+  const int rank = static_cast<int>(dims.size());
+  if (rank < 1 || rank > 32) throw Error("H5Dcreate " + name + " (rank must be 1 to 32)", file, "");
+  // Rows of the leading dimension per chunk: about 1 MiB (a whole row at least), so that
+  // chunks stay far below HDF5's 4 GiB limit and the chunk index stays small.
+  const std::size_t element = H5Tget_size(file_type);
+  if (element == 0) fail("H5Tget_size", file);
+  hsize_t row_bytes = element;
+  for (int i = 1; i < rank; ++i) row_bytes *= std::max<hsize_t>(dims[static_cast<std::size_t>(i)], 1);
+  std::vector<hsize_t> chunk(dims.size()), maxdims(dims.size(), H5S_UNLIMITED);
+  chunk[0] = std::clamp<hsize_t>((hsize_t{1} << 20) / row_bytes, 1, std::max<hsize_t>(dims[0], 1));
+  for (std::size_t i = 1; i < dims.size(); ++i) chunk[i] = std::max<hsize_t>(dims[i], 1);
+  Dataspace space(check_id(H5Screate_simple(rank, dims.data(), maxdims.data()), "H5Screate_simple", file), file);
+  Plist dcpl = make_plist(H5P_DATASET_CREATE, file);
+  check(H5Pset_chunk(dcpl.id(), rank, chunk.data()), "H5Pset_chunk", file);
+  check(H5Pset_fletcher32(dcpl.id()), "H5Pset_fletcher32", file);
+  check(H5Pset_fill_time(dcpl.id(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time", file);
+  Dataset ds(id_at(H5Dcreate2(loc.id(), name.c_str(), file_type, space.id(), H5P_DEFAULT, dcpl.id(), H5P_DEFAULT),
+                   loc, "H5Dcreate", name),
+             file);
+  hsize_t n = 1;
+  for (auto d : dims) n *= d;
+  if (n > 0) ok_at(H5Dwrite(ds.id(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), loc, "H5Dwrite", name);
+}
+
+std::vector<hsize_t> dataset_dims(const Dataset& ds) {
+  Dataspace s(id_at(H5Dget_space(ds.id()), ds, "H5Dget_space", ""), ds.file());
+  const int rank = H5Sget_simple_extent_ndims(s.id());
+  if (rank < 0) fail_at(ds, "H5Sget_simple_extent_ndims", "");
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  if (rank > 0) ok_at(H5Sget_simple_extent_dims(s.id(), dims.data(), nullptr), ds, "H5Sget_simple_extent_dims", "");
+  return dims;
+}
+
+ElementType dataset_element_type(const Dataset& ds) {
+  Datatype t(id_at(H5Dget_type(ds.id()), ds, "H5Dget_type", ""), ds.file());
+  ElementType e;
+  e.type_class = type_class(t.id(), ds.file());
+  e.size = H5Tget_size(t.id());
+  if (e.size == 0) fail_at(ds, "H5Tget_size", "");
+  if (e.type_class == H5T_INTEGER) {
+    const H5T_sign_t sign = H5Tget_sign(t.id());
+    if (sign == H5T_SGN_ERROR) fail_at(ds, "H5Tget_sign", "");
+    e.is_signed = sign == H5T_SGN_2;
+  }
+  return e;
+}
+
+void read_array_dataset(const Dataset& ds, hid_t mem_type, void* out) {
+  hsize_t n = 1;
+  for (auto d : dataset_dims(ds)) n *= d;
+  if (n == 0) return;
+  ok_at(H5Dread(ds.id(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), ds, "H5Dread", "");
 }
 
 }  // namespace lrb::h5

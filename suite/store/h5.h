@@ -153,4 +153,22 @@ bool has_fletcher32(const Dataset& ds);
 // True when the dataset holds floating-point numbers in one dimension.
 bool is_float_1d(const Dataset& ds);
 
+// ---- arrays of numbers ---------------------------------------------------------------
+// An n-dimensional array stored as `file_type` (e.g. H5T_STD_I64LE) from `data` in
+// `mem_type` (e.g. H5T_NATIVE_INT64), row-major. Chunked by leading-dimension rows (about
+// 1 MiB a chunk) with the Fletcher32 filter, fill time never; maxdims unlimited, so that a
+// dimension of size 0 still has a chunk of size >= 1.
+void write_array_dataset(const Object& loc, const std::string& name, hid_t file_type, hid_t mem_type,
+                         const std::vector<hsize_t>& dims, const void* data);
+std::vector<hsize_t> dataset_dims(const Dataset& ds);
+struct ElementType {
+  H5T_class_t type_class = H5T_NO_CLASS;  // H5T_INTEGER, H5T_FLOAT, ...
+  std::size_t size = 0;                   // bytes
+  bool is_signed = false;                 // integers
+};
+ElementType dataset_element_type(const Dataset& ds);
+// The whole dataset into `out` (prod(dims) elements of mem_type); HDF5 converts between
+// numeric types. Throws Error (is_checksum_failure() for a damaged chunk).
+void read_array_dataset(const Dataset& ds, hid_t mem_type, void* out);
+
 }  // namespace lrb::h5

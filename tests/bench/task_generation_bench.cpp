@@ -1,28 +1,37 @@
-// Data generation throughput of every generator at its default length, and the time to
-// load Fashion-MNIST. One intra-op thread, so figures compare across machines of a kind;
-// generators parallelise over samples when the runner gives them threads.
+// Data generation throughput of every generator at its default length, the time to load
+// Fashion-MNIST, and the time to read task data back from the disk cache
+// (suite/run/data_cache.h). One intra-op thread, so figures compare across machines of a
+// kind; generators parallelise over samples when the runner gives them threads.
 //
 //   ./build/tests/lrb_bench --benchmark_filter='Generate|Fashion'
 #include <benchmark/benchmark.h>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "suite/registry/registry.h"
+#include "suite/run/data_cache.h"
 #include "suite/run/task.h"
 #include "workloads/loaders/idx.h"
 
 namespace lrb {
 namespace {
 
-// Builds the task with defaults plus `overrides`, as the sweep expansion does.
-std::unique_ptr<Task> make(const std::string& name, const json& overrides, std::int64_t seq_len) {
+// Defaults plus `overrides`, resolved, as the sweep expansion does.
+json options(const std::string& name, const json& overrides, std::int64_t seq_len) {
   const TaskEntry* e = TaskRegistry::instance().find(name);
   json o = json::object();
   for (const auto& spec : e->schema.options) o[spec.name] = spec.default_value;
   for (const auto& [k, v] : overrides.items()) o[k] = v;
   e->schema.resolve(o, json{{"seq_len", seq_len}});
-  return e->make(o, seq_len);
+  return o;
+}
+
+std::unique_ptr<Task> make(const std::string& name, const json& overrides, std::int64_t seq_len) {
+  return TaskRegistry::instance().find(name)->make(options(name, overrides, seq_len), seq_len);
 }
 
 void generate(benchmark::State& state, const std::string& name, std::int64_t seq_len, std::int64_t n) {
@@ -77,6 +86,40 @@ void BM_FashionMnistGenerate(benchmark::State& state) {
   state.counters["samples/s"] = benchmark::Counter(60512.0 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_FashionMnistGenerate)->Unit(benchmark::kMillisecond);
+
+// Reading a run's data back from the disk cache (a hit, the in-memory layer cleared each
+// time): the cost every run after the first pays for its data.
+void cache_hit(benchmark::State& state, const std::string& name, const json& overrides, std::int64_t seq_len,
+               std::int64_t eval_size) {
+  at::set_num_threads(1);
+  const TaskEntry& e = *TaskRegistry::instance().find(name);
+  const json o = options(name, overrides, seq_len);
+  const TaskInfo info = e.describe(o, seq_len);
+  const std::int64_t L = e.uses_seq_len ? seq_len : info.tokens();
+  const auto folder = std::filesystem::temp_directory_path() / ("lrb-bench-cache-" + std::to_string(::getpid()));
+  const DataRequest r{1, eval_size};
+  clear_task_data_cache();
+  cached_task_data(e, o, L, info, r, folder);  // generate and store once
+  double samples = 0, bytes = 0;
+  for (auto _ : state) {
+    clear_task_data_cache();
+    const CachedTaskData d = cached_task_data(e, o, L, info, r, folder);
+    if (d.source.result != "hit") state.SkipWithError(("not a cache hit: " + d.source.result).c_str());
+    samples = static_cast<double>(d.data->train.size() + d.data->eval.size());
+    bytes = static_cast<double>(d.data->train.x.nbytes() + d.data->train.y.nbytes() + d.data->eval.x.nbytes() +
+                                d.data->eval.y.nbytes());
+  }
+  clear_task_data_cache();
+  std::filesystem::remove_all(folder);
+  state.counters["samples/s"] = benchmark::Counter(samples * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["MiB"] = bytes / (1 << 20);
+  state.SetLabel(name + " from the disk cache");
+}
+
+void BM_CacheHitListOps(benchmark::State& s) { cache_hit(s, "listops", {{"train_size", 2000}}, 2000, 512); }
+void BM_CacheHitFashionMnist(benchmark::State& s) { cache_hit(s, "fashion-mnist", json::object(), 0, 512); }
+BENCHMARK(BM_CacheHitListOps)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CacheHitFashionMnist)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace lrb

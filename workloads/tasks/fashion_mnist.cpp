@@ -73,6 +73,10 @@ TaskEntry fashion_mnist_entry() {
   e.make = [](const json& o, std::int64_t) -> std::unique_ptr<Task> {
     return std::make_unique<FashionMnist>(params_of(o));
   };
+  e.input_files = [](const json& o) {
+    const ImageFileParams p = params_of(o);
+    return std::vector<std::string>{p.train_images, p.train_labels, p.eval_images, p.eval_labels};
+  };
   return e;
 }
 

@@ -75,6 +75,12 @@ TaskEntry idx_file_entry() {
     return info;
   };
   e.make = [](const json& o, std::int64_t) -> std::unique_ptr<Task> { return std::make_unique<IdxFile>(params_of(o)); };
+  e.input_files = [](const json& o) {
+    std::vector<std::string> files;
+    for (const char* k : {"images", "labels", "eval_images", "eval_labels"})
+      if (!o.at(k).get<std::string>().empty()) files.push_back(o.at(k).get<std::string>());
+    return files;
+  };
   return e;
 }
 

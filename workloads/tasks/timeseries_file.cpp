@@ -150,6 +150,11 @@ TaskEntry timeseries_file_entry() {
   e.make = [](const json& o, std::int64_t) -> std::unique_ptr<Task> {
     return std::make_unique<TimeseriesFile>(params_of(o));
   };
+  e.input_files = [](const json& o) {
+    std::vector<std::string> files{o.at("path").get<std::string>()};
+    if (!o.at("eval_path").get<std::string>().empty()) files.push_back(o.at("eval_path").get<std::string>());
+    return files;
+  };
   return e;
 }
 
