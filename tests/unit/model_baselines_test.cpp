@@ -6,6 +6,11 @@
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
 #include "baselines/longformer.h"
 #include "suite/registry/registry.h"
 #include "suite/run/model.h"
