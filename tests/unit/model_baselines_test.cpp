@@ -1,0 +1,372 @@
+// Model-specific properties the zoo test (model_zoo_test.cpp) cannot see: FLOP counts
+// against their formulas and their growth in N, BigBird's seeded random tables,
+// Longformer's window and global CLS, mViT's stage plan, MAELRE's attention switch.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "baselines/longformer.h"
+#include "suite/registry/registry.h"
+#include "suite/run/model.h"
+
+namespace lrb {
+namespace {
+
+const ModelEntry& entry(const std::string& name) {
+  const ModelEntry* e = ModelRegistry::instance().find(name);
+  EXPECT_NE(e, nullptr) << name << " is not registered";
+  return *e;
+}
+
+// Defaults, then `overrides`, then the resolve hook (as the sweep expansion does).
+json resolved(const ModelEntry& e, const TaskInfo& t, const json& overrides) {
+  json o = json::object();
+  for (const auto& spec : e.schema.options) o[spec.name] = spec.default_value;
+  for (const auto& [k, v] : overrides.items()) o[k] = v;
+  if (e.schema.resolve) e.schema.resolve(o, t.to_json());
+  return o;
+}
+
+TaskInfo token_task(std::int64_t n, std::int64_t vocab = 16, std::int64_t pad = -1) {
+  TaskInfo t;
+  t.modality = Modality::Tokens;
+  t.input_shape = {n};
+  t.vocab_size = vocab;
+  t.pad_token = pad;
+  t.num_classes = 3;
+  t.metrics = {"accuracy"};
+  return t;
+}
+
+TaskInfo grid_task(std::int64_t channels, std::int64_t h, std::int64_t w, std::int64_t classes = 3) {
+  TaskInfo t;
+  t.modality = Modality::Grid;
+  t.input_shape = {channels, h, w};
+  t.num_classes = classes;
+  t.metrics = {"accuracy"};
+  return t;
+}
+
+std::shared_ptr<Model> build(const std::string& name, const TaskInfo& t, const json& overrides, std::uint64_t seed = 3) {
+  torch::manual_seed(seed);
+  auto m = entry(name).make(resolved(entry(name), t, overrides), t);
+  m->eval();
+  return m;
+}
+
+// ---- FLOPs ----------------------------------------------------------------------------
+
+TEST(ModelFlops, TransformerLayerMatchesTextbookFormula) {
+  const ModelEntry& e = entry("transformer");
+  for (std::int64_t n : {16, 128, 1000}) {
+    const TaskInfo t = token_task(n);
+    const json o = resolved(e, t, {{"dim", 64}, {"depth", 1}, {"heads", 4}, {"mlp_ratio", 4}, {"pooling", "mean"}});
+    const double N = static_cast<double>(n), D = 64, r = 4;
+    const double layer = 2 * N * D * 3 * D          // q, k, v projections
+                         + 2 * N * N * D * 2         // QK^T and AV
+                         + 2 * N * D * D             // output projection
+                         + 2 * 2 * N * D * (r * D);  // MLP: D -> rD -> D
+    const double head = 2 * D * static_cast<double>(t.num_classes);  // token stem: a lookup, 0
+    EXPECT_EQ(e.flops(o, t), layer + head) << "N = " << n;
+    json deeper = o;
+    deeper["depth"] = 3;
+    EXPECT_EQ(e.flops(deeper, t), 3 * layer + head);
+  }
+}
+
+double growth(const std::string& name, const json& overrides, std::int64_t n) {
+  const ModelEntry& e = entry(name);
+  const TaskInfo small = token_task(n), large = token_task(2 * n);
+  return e.flops(resolved(e, large, overrides), large) / e.flops(resolved(e, small, overrides), small);
+}
+
+TEST(ModelFlops, SparseModelsGrowLinearlyTransformerQuadratically) {
+  // Doubling N at a fixed window / block: about 2x for the sparse models (and the linear
+  // Transformer), towards 4x for softmax attention once N dominates the width.
+  for (std::int64_t n : {4096, 16384}) {
+    EXPECT_NEAR(growth("longformer", json::object(), n), 2.0, 0.05) << "N = " << n;
+    EXPECT_NEAR(growth("longformer", {{"window", 64}}, n), 2.0, 0.05) << "N = " << n;
+    EXPECT_NEAR(growth("bigbird", json::object(), n), 2.0, 0.05) << "N = " << n;
+    EXPECT_NEAR(growth("bigbird", {{"block", 32}, {"random_blocks", 2}}, n), 2.0, 0.05) << "N = " << n;
+    EXPECT_NEAR(growth("transformer", {{"attention", "linear"}}, n), 2.0, 0.01) << "N = " << n;
+    EXPECT_GT(growth("transformer", json::object(), n), 3.8) << "N = " << n;
+  }
+  // And the sparse counts sit far below dense attention's at long N.
+  const TaskInfo t = token_task(16384);
+  const double dense = entry("transformer").flops(resolved(entry("transformer"), t, json::object()), t);
+  EXPECT_LT(entry("longformer").flops(resolved(entry("longformer"), t, json::object()), t), dense / 5);
+  EXPECT_LT(entry("bigbird").flops(resolved(entry("bigbird"), t, json::object()), t), dense / 5);
+}
+
+TEST(ModelFlops, EveryModelReportsPositiveFlopsAndParameters) {
+  const TaskInfo t = grid_task(1, 32, 32);
+  for (const auto& [name, e] : ModelRegistry::instance().entries()) {
+    if (!e.make || std::find(e.modalities.begin(), e.modalities.end(), Modality::Grid) == e.modalities.end()) continue;
+    const json o = resolved(e, t, e.small_options);
+    EXPECT_GT(e.flops(o, t), 0) << name;
+    torch::manual_seed(0);
+    std::int64_t params = 0;
+    for (const auto& p : e.make(o, t)->parameters()) params += p.numel();
+    EXPECT_GT(params, 0) << name;
+  }
+}
+
+// ---- BigBird --------------------------------------------------------------------------
+
+TEST(ModelBigBird, RecordsASeededRandomTablePerLayer) {
+  const TaskInfo t = token_task(511);  // + CLS = 512 tokens = 32 blocks of 16
+  const json base = {{"dim", 16}, {"depth", 2}, {"heads", 2}, {"block", 16}, {"random_blocks", 2}};
+  const json a = build("bigbird", t, base, 1)->records();
+  const json b = build("bigbird", t, base, 2)->records();  // another init seed: same pattern
+  ASSERT_EQ(a["layers"].size(), 2u);
+  EXPECT_EQ(a, b);
+  for (const auto& layer : a["layers"]) {
+    EXPECT_FALSE(layer["dense_fallback"].get<bool>());
+    ASSERT_EQ(layer["random_blocks"].size(), 2u);          // heads
+    ASSERT_EQ(layer["random_blocks"][0].size(), 30u);      // nb - 2 query blocks
+    ASSERT_EQ(layer["random_blocks"][0][0].size(), 2u);    // r
+    for (const auto& head : layer["random_blocks"])
+      for (std::size_t j = 0; j < head.size(); ++j)
+        for (const auto& block : head[j]) {
+          const std::int64_t q = static_cast<std::int64_t>(j) + 1, k = block.get<std::int64_t>();
+          EXPECT_GE(k, 1);
+          EXPECT_LE(k, 30);
+          EXPECT_GT(std::abs(k - q), 1) << "a random block inside the window";
+        }
+  }
+  EXPECT_NE(a["layers"][0]["random_blocks"], a["layers"][1]["random_blocks"]) << "layers share a table";
+
+  json other = base;
+  other["random_seed"] = 1;
+  const json c = build("bigbird", t, other, 1)->records();
+  EXPECT_NE(a["layers"][0]["random_blocks"], c["layers"][0]["random_blocks"]);
+  EXPECT_NE(a["layers"][1]["random_blocks"], c["layers"][1]["random_blocks"]);
+
+  // N <= (5 + 2r) b: dense attention, recorded as such, with an empty table.
+  const json dense = build("bigbird", token_task(100), base)->records();
+  EXPECT_TRUE(dense["layers"][0]["dense_fallback"].get<bool>());
+  EXPECT_TRUE(dense["layers"][0]["random_blocks"].empty());
+}
+
+TEST(ModelBigBird, RandomSeedChangesTheOutputOnlyThroughThePattern) {
+  // Mean pooling: with one layer, a CLS summary would sit in the global first block, which
+  // attends to everything and never uses the random blocks.
+  const TaskInfo t = token_task(256);
+  const json base = {{"dim", 16}, {"depth", 1}, {"heads", 2}, {"block", 16}, {"random_blocks", 2}, {"dropout", 0.0},
+                     {"pooling", "mean"}};
+  torch::manual_seed(5);
+  const at::Tensor x = at::randint(0, t.vocab_size, {2, 256}, at::kLong);
+  at::NoGradGuard no_grad;
+  const at::Tensor y0 = build("bigbird", t, base)->forward(x);
+  EXPECT_TRUE(at::equal(y0, build("bigbird", t, base)->forward(x)));
+  json other = base;
+  other["random_seed"] = 7;
+  EXPECT_FALSE(at::allclose(y0, build("bigbird", t, other)->forward(x)));  // same weights, other keys
+}
+
+// ---- Longformer -----------------------------------------------------------------------
+
+at::Tensor perturbed(const at::Tensor& x, std::int64_t position, std::int64_t vocab) {
+  at::Tensor y = x.clone();
+  y.select(1, position).add_(1).remainder_(vocab);
+  return y;
+}
+
+TEST(ModelLongformer, GlobalClsSeesEveryTokenWindowStaysLocal) {
+  const std::int64_t N = 512, w = 8;
+  const TaskInfo t = token_task(N, 20);
+  auto model = build("longformer", t, {{"dim", 16}, {"depth", 1}, {"heads", 2}, {"window", w}, {"dropout", 0.0}});
+  torch::manual_seed(9);
+  const at::Tensor x = at::randint(0, t.vocab_size, {2, N}, at::kLong);
+  at::NoGradGuard no_grad;
+  const at::Tensor s0 = longformer_token_states(*model, x);  // [B, 1 + N, D], CLS first
+  ASSERT_EQ(s0.sizes(), (std::vector<std::int64_t>{2, N + 1, 16}));
+
+  auto changed = [](const at::Tensor& a, const at::Tensor& b, std::int64_t row) {
+    return (a.select(1, row) - b.select(1, row)).abs().max().item<double>() > 1e-6;
+  };
+  // The last token, N >> w away from CLS, reaches CLS in one layer (global attention)...
+  const at::Tensor s1 = longformer_token_states(*model, perturbed(x, N - 1, t.vocab_size));
+  EXPECT_TRUE(changed(s0, s1, 0)) << "CLS did not see the last token";
+  EXPECT_TRUE(changed(s0, s1, N));
+  EXPECT_TRUE(changed(s0, s1, N - w));                 // inside the last token's window
+  EXPECT_TRUE(at::equal(s0.select(1, N - w - 1), s1.select(1, N - w - 1)));  // just outside
+  EXPECT_TRUE(at::equal(s0.narrow(1, 1, N / 2), s1.narrow(1, 1, N / 2)));
+
+  // ...while a middle token, far from CLS and from both ends, changes only its window.
+  const std::int64_t mid = N / 2, row = mid + 1;  // state row of input position mid
+  const at::Tensor s2 = longformer_token_states(*model, perturbed(x, mid, t.vocab_size));
+  EXPECT_TRUE(changed(s0, s2, 0));
+  EXPECT_TRUE(changed(s0, s2, row - w));
+  EXPECT_TRUE(changed(s0, s2, row + w));
+  EXPECT_TRUE(at::equal(s0.select(1, row - w - 1), s2.select(1, row - w - 1)));
+  EXPECT_TRUE(at::equal(s0.select(1, row + w + 1), s2.select(1, row + w + 1)));
+  EXPECT_TRUE(at::equal(s0.narrow(1, 1, row - w - 1), s2.narrow(1, 1, row - w - 1)));
+  EXPECT_TRUE(at::equal(s0.narrow(1, row + w + 1, N - row - w), s2.narrow(1, row + w + 1, N - row - w)));
+}
+
+TEST(ModelLongformer, WindowsPerLayerResolvedAndRecorded) {
+  const TaskInfo t = token_task(300);
+  const ModelEntry& e = entry("longformer");
+  EXPECT_EQ(resolved(e, t, {{"depth", 3}, {"window", 32}})["windows"], json({32, 32, 32}));
+  const json o = resolved(e, t, {{"depth", 2}, {"windows", {4, 512}}, {"dim", 16}});
+  EXPECT_EQ(o["windows"], json({4, 512}));
+  torch::manual_seed(0);
+  const json r = e.make(o, t)->records();
+  EXPECT_EQ(r["tokens"], 301);
+  EXPECT_EQ(r["layers"][0]["window"], 4);
+  EXPECT_EQ(r["layers"][1]["window"], 512);
+  EXPECT_EQ(r["layers"][1]["effective_window"], 300);  // wider than the sequence: all of it
+  EXPECT_THROW(resolved(e, t, {{"depth", 3}, {"windows", {4, 8}}}), OptionError);
+  EXPECT_THROW(resolved(e, t, {{"dim", 30}, {"heads", 4}}), OptionError);
+}
+
+TEST(ModelLongformer, GlobalProjectionsStartAsTheLocalOnes) {
+  const TaskInfo t = token_task(64);
+  auto model = build("longformer", t, {{"dim", 16}, {"depth", 1}, {"heads", 2}});
+  std::map<std::string, at::Tensor> p;
+  for (const auto& kv : model->named_parameters()) p[kv.key()] = kv.value();
+  EXPECT_TRUE(at::equal(p.at("layer0.q_global.weight"), p.at("layer0.qkv.weight").narrow(0, 0, 16)));
+  EXPECT_TRUE(at::equal(p.at("layer0.kv_global.weight"), p.at("layer0.qkv.weight").narrow(0, 16, 32)));
+  EXPECT_TRUE(at::equal(p.at("layer0.kv_global.bias"), p.at("layer0.qkv.bias").narrow(0, 16, 32)));
+}
+
+// ---- mViT -----------------------------------------------------------------------------
+
+std::vector<json> column(const json& rows, const std::string& key) {
+  std::vector<json> out;
+  for (const auto& r : rows) out.push_back(r[key]);
+  return out;
+}
+
+TEST(ModelMvit, StagesFollowThePresetOnGrids) {
+  const TaskInfo t = grid_task(3, 64, 64);  // patch 4: a 16 x 16 token grid
+  for (const std::string name : {"mvit1", "mvit2"}) {
+    auto model = build(name, t, {{"preset", "T"}, {"dim", 8}, {"heads", 1}});
+    const json r = model->records();
+    EXPECT_EQ(r["version"], name == "mvit1" ? "v1" : "v2");
+    const json& s = r["stages"];
+    EXPECT_EQ(column(s, "blocks"), (std::vector<json>{1, 2, 5, 2})) << name;
+    EXPECT_EQ(column(s, "dim"), (std::vector<json>{8, 16, 32, 64})) << name;
+    EXPECT_EQ(column(s, "heads"), (std::vector<json>{1, 2, 4, 8})) << name;
+    EXPECT_EQ(column(s, "grid"), (std::vector<json>{{16, 16}, {8, 8}, {4, 4}, {2, 2}})) << name;
+    // K/V stride 4, 2, 1, 1: stage 1 pools 16 -> 4; later blocks of stage 2 pool 8 -> 4.
+    EXPECT_EQ(column(s, "stride_kv"), (std::vector<json>{4, 2, 1, 1})) << name;
+    EXPECT_EQ(column(s, "kv_grid"), (std::vector<json>{{4, 4}, {4, 4}, {4, 4}, {2, 2}})) << name;
+    // Where the width changes: v2 inside the strided block, v1 in the block before it.
+    const json& b = r["blocks"];
+    ASSERT_EQ(b.size(), 10u);
+    if (name == "mvit2") {
+      EXPECT_EQ(b[1]["dim_in"], 8);
+      EXPECT_EQ(b[1]["dim_out"], 16);
+      EXPECT_EQ(b[0]["dim_out"], 8);
+    } else {
+      EXPECT_EQ(b[0]["dim_out"], 16);
+      EXPECT_EQ(b[1]["dim_in"], 16);
+      EXPECT_EQ(b[1]["attn_dim"], 16);
+    }
+    EXPECT_EQ(b[1]["stride_q"], 2);
+    EXPECT_EQ(b[2]["stride_q"], 1);
+    torch::manual_seed(1);
+    at::NoGradGuard no_grad;
+    EXPECT_EQ(model->forward(at::randn({2, 3, 64, 64})).sizes(), (std::vector<std::int64_t>{2, 3}));
+  }
+}
+
+TEST(ModelMvit, StagesPoolAlongOneDimensionalSequences) {
+  const TaskInfo t = token_task(256, 16, 0);
+  auto model = build("mvit2", t, {{"preset", "tiny"}, {"dim", 8}});
+  const json r = model->records();
+  EXPECT_EQ(column(r["stages"], "grid"), (std::vector<json>{json::array({256}), json::array({128}), json::array({64}), json::array({32})}));
+  // K/V stride 4, 2, 1, 1 on the stages' input grids 256, 256, 128, 64.
+  EXPECT_EQ(column(r["stages"], "kv_grid"), (std::vector<json>{json::array({64}), json::array({128}), json::array({128}), json::array({64})}));
+  EXPECT_EQ(column(r["stages"], "dim"), (std::vector<json>{8, 16, 32, 64}));
+  torch::manual_seed(1);
+  at::Tensor x = at::randint(1, 16, {2, 256}, at::kLong);
+  x.select(0, 1).narrow(0, 200, 56).fill_(0);  // padding
+  at::NoGradGuard no_grad;
+  EXPECT_EQ(model->forward(x).sizes(), (std::vector<std::int64_t>{2, 3}));
+}
+
+TEST(ModelMvit, RejectsOptionsThatBreakTheGrid) {
+  const TaskInfo t = grid_task(3, 32, 32);
+  EXPECT_THROW(resolved(entry("mvit2"), t, {{"q_stride", 3}}), OptionError);
+  EXPECT_THROW(resolved(entry("mvit2"), t, {{"pool_kernel", 2}}), OptionError);
+  EXPECT_THROW(resolved(entry("mvit1"), t, {{"dim", 10}, {"heads", 4}}), OptionError);
+  EXPECT_EQ(resolved(entry("mvit1"), t, {{"preset", "B"}})["depths"], json({2, 3, 16, 3}));
+}
+
+TEST(ModelMvit, ImageNetSizesMatchThePublishedOnes) {
+  // ImageNet, 224 x 224: MViTv2-T/S/B 4.7/7.0/10.2 G multiply-adds and 24/35/52 M parameters
+  // (arXiv 2112.01526, Table 3); MViT-B-16 (v1, depths [1,2,11,2] = preset S) 7.8 G and
+  // 37 M (arXiv 2104.11227). FLOPs = 2 x multiply-adds; our parameters add the stem's learned
+  // positions (3136 x 96), which v2 does not have. Building the models is the slow part:
+  // parameters are checked for one model per version.
+  struct Published {
+    std::string model, preset;
+    double gmacs, mparams;  // mparams 0: not built here
+  };
+  const TaskInfo t = grid_task(3, 224, 224, 1000);
+  for (const Published& p : std::vector<Published>{
+           {"mvit2", "T", 4.7, 24}, {"mvit2", "S", 7.0, 0}, {"mvit2", "B", 10.2, 0}, {"mvit1", "S", 7.8, 37}}) {
+    const ModelEntry& e = entry(p.model);
+    const json o = resolved(e, t, {{"preset", p.preset}});
+    EXPECT_NEAR(e.flops(o, t) / 2e9 / p.gmacs, 1.0, 0.03) << p.model << " " << p.preset;
+    if (p.mparams == 0) continue;
+    torch::manual_seed(0);
+    double params = 0;
+    for (const auto& q : e.make(o, t)->parameters()) params += static_cast<double>(q.numel());
+    EXPECT_NEAR(params / 1e6 / p.mparams, 1.0, 0.03) << p.model << " " << p.preset;
+  }
+}
+
+// ---- MAELRE ---------------------------------------------------------------------------
+
+TEST(ModelMaelre, SwitchFiresWhereTokensExceedTheWidth) {
+  const TaskInfo t = token_task(64);
+  const json r = build("maelre", t, {{"dim", 16}, {"heads", {1, 2, 2, 4}}})->records();
+  const json& blocks = r["blocks"];
+  ASSERT_EQ(blocks.size(), 4u);
+  EXPECT_EQ(column(blocks, "tokens"), (std::vector<json>{64, 16, 4, 1}));
+  EXPECT_EQ(column(blocks, "dim"), (std::vector<json>{16, 32, 64, 128}));
+  for (const auto& b : blocks)
+    EXPECT_EQ(b["attention"], b["tokens"].get<std::int64_t>() > b["dim"].get<std::int64_t>() ? "linear" : "softmax");
+  // It flips between blocks 1 and 2 (64 > 16, then 16 <= 32).
+  EXPECT_EQ(blocks[0]["attention"], "linear");
+  EXPECT_EQ(blocks[1]["attention"], "softmax");
+
+  for (const std::string policy : {"linear", "softmax"}) {
+    const json p = build("maelre", t, {{"dim", 16}, {"heads", {1, 2, 2, 4}}, {"attention", policy}})->records();
+    for (const auto& b : p["blocks"]) EXPECT_EQ(b["attention"], policy);
+  }
+}
+
+TEST(ModelMaelre, PoliciesTakeThePathsTheyName) {
+  // One block, same weights: "auto" must compute exactly what the policy it picks computes,
+  // and "linear" and "softmax" must differ.
+  torch::manual_seed(4);
+  for (std::int64_t n : {64, 8}) {  // N > D = 16: linear; N <= D: softmax
+    const TaskInfo t = token_task(n);
+    const at::Tensor x = at::randint(0, t.vocab_size, {2, n}, at::kLong);
+    const json base = {{"dim", 16}, {"depths", {1}}, {"heads", {2}}, {"attention", "auto"}};
+    at::NoGradGuard no_grad;
+    auto out = [&](const std::string& policy) {
+      json o = base;
+      o["attention"] = policy;
+      return build("maelre", t, o)->forward(x);
+    };
+    const at::Tensor a = out("auto"), lin = out("linear"), soft = out("softmax");
+    EXPECT_FALSE(at::allclose(lin, soft));
+    EXPECT_TRUE(at::equal(a, n > 16 ? lin : soft)) << "N = " << n;
+    EXPECT_FALSE(at::allclose(a, n > 16 ? soft : lin)) << "N = " << n;
+  }
+}
+
+}  // namespace
+}  // namespace lrb
