@@ -206,14 +206,23 @@ std::map<std::string, json> setting_leaves(const json& spec) {
 
 std::vector<std::string> varying_paths(const std::vector<json>& specs) {
   std::vector<std::map<std::string, json>> leaves;
-  std::map<std::string, std::set<std::string>> seen;
+  // A model option varies when it takes several values among one model's runs: two
+  // models that merely default it differently (Longformer's and BigBird's `block`) do not
+  // make it a setting.
+  std::map<std::string, std::map<std::string, std::set<std::string>>> seen;  // path -> group -> values
   for (const auto& s : specs) {
     leaves.push_back(setting_leaves(s));
-    for (const auto& [path, v] : leaves.back()) seen[path].insert(v.dump());
+    const std::string model = s.at("model").at("name");
+    for (const auto& [path, v] : leaves.back())
+      seen[path][path.rfind("model.", 0) == 0 ? model : ""].insert(v.dump());
   }
   std::vector<std::string> candidates;
-  for (const auto& [path, values] : seen)
-    if (values.size() > 1) candidates.push_back(path);
+  for (const auto& [path, groups] : seen)
+    for (const auto& [group, values] : groups)
+      if (values.size() > 1) {
+        candidates.push_back(path);
+        break;
+      }
   // Show the fewest paths that tell runs apart: seq_len first, then model, train and task
   // options; a path whose value follows from the paths already kept (a default derived
   // from seq_len, say) adds nothing and is left out.
