@@ -1,0 +1,172 @@
+// lrbench attend: run one attention kernel on the user's own q, k, v (HDF5), so a kernel
+// can be checked against any reference the user trusts.
+//
+//   lrbench attend --list
+//   lrbench attend --kernel sliding_window --opt window=64 --in qkv.h5 --out out.h5
+//
+// IN.h5 holds q, k, v (floating point, [B, H, N, d]) and, when the kernel reads them,
+// mask ([B, Nk], bool or 0/1 integers), global (sliding_window: int64 positions [g] or
+// [B, g], or a 0/1 [B, N] array) and sizes (proportional: [B, Nk]). OUT.h5 gets `out`
+// (float32), the kernel's records (e.g. block_sparse's random_blocks), and attributes
+// kernel, options (JSON), score_elements, info (JSON).
+#include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "suite/cli/command.h"
+#include "suite/core/errors.h"
+#include "suite/core/exit_codes.h"
+#include "suite/core/files.h"
+#include "suite/core/text.h"
+#include "suite/nn/attention/kernel_registry.h"
+#include "suite/store/h5.h"
+
+namespace lrb {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct AttendArgs {
+  bool list = false;
+  std::string kernel;
+  std::vector<std::string> options;
+  std::string in, out;
+};
+
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  std::vector<std::string> parts;
+  for (auto d : dims) parts.push_back(std::to_string(d));
+  return "[" + join(parts, ", ") + "]";
+}
+
+// Reads dataset `name` of `file` as a tensor of `dtype` (HDF5 converts numeric types).
+// `expected` describes the shape for messages; `check` says whether the dims are right.
+at::Tensor read_tensor(const h5::File& file, const std::string& path, const std::string& name, at::ScalarType dtype,
+                       const std::string& expected, const std::function<bool(const std::vector<hsize_t>&)>& check) {
+  if (!h5::link_exists(file, name))
+    throw UserError(path + ": no dataset '" + name + "'; expected " + expected);
+  const h5::Dataset ds = h5::open_dataset(file, name);
+  const auto dims = h5::dataset_dims(ds);
+  const h5::ElementType et = h5::dataset_element_type(ds);
+  const bool numeric = et.type_class == H5T_INTEGER || et.type_class == H5T_FLOAT;
+  if (!numeric) throw UserError(path + ": dataset '" + name + "' is not numeric; expected " + expected);
+  if (dtype == at::kFloat && et.type_class != H5T_FLOAT)
+    throw UserError(path + ": dataset '" + name + "' holds integers; expected floating point " + expected);
+  if (!check(dims)) throw UserError(path + ": dataset '" + name + "' has shape " + shape_text(dims) + "; expected " + expected);
+  std::vector<std::int64_t> sizes(dims.begin(), dims.end());
+  at::Tensor t = at::empty(sizes, at::TensorOptions().dtype(dtype));
+  const hid_t mem = dtype == at::kFloat ? H5T_NATIVE_FLOAT : dtype == at::kLong ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT8;
+  h5::read_array_dataset(ds, mem, t.data_ptr());
+  return t;
+}
+
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const auto& k : attention_kernels()) names.push_back(k.name);
+  return names;
+}
+
+int list_kernels() {
+  for (const auto& k : attention_kernels()) {
+    fmt::print("{} — {}{}\n", k.name, k.summary, k.reads.empty() ? "" : " [reads: " + join(k.reads, ", ") + "]");
+    for (const auto& o : k.schema.options)
+      fmt::print("    {:<18} {:<22} default {:<10} {}{}\n", o.name, type_name(o.type), o.default_value.dump(), o.help,
+                 o.choices.empty() ? "" : " {" + join(o.choices, ", ") + "}");
+  }
+  return kExitDone;
+}
+
+int attend(const AttendArgs& a) {
+  if (a.list) return list_kernels();
+  if (a.kernel.empty() || a.in.empty() || a.out.empty())
+    throw UserError("attend needs --kernel NAME, --in IN.h5 and --out OUT.h5 (or --list); kernels: " + join(kernel_names(), ", "));
+  const AttentionKernel& kernel = find_attention_kernel(a.kernel);
+  const json options = kernel_options(kernel, a.options);
+  if (!fs::exists(a.in)) throw UserError(a.in + " does not exist");
+
+  AttentionTensors t;
+  {
+    const h5::File file = h5::open_file(a.in);
+    const std::string qkv_shape = "[B, H, N, d] (4 dimensions)";
+    auto rank4 = [](const std::vector<hsize_t>& d) { return d.size() == 4; };
+    t.q = read_tensor(file, a.in, "q", at::kFloat, qkv_shape, rank4);
+    const auto B = static_cast<hsize_t>(t.q.size(0)), H = static_cast<hsize_t>(t.q.size(1));
+    const auto d = static_cast<hsize_t>(t.q.size(3));
+    const std::string kv_shape = fmt::format("[{}, {}, Nk, {}] (B, H and d of q)", B, H, d);
+    t.k = read_tensor(file, a.in, "k", at::kFloat, kv_shape,
+                      [&](const std::vector<hsize_t>& s) { return s.size() == 4 && s[0] == B && s[1] == H && s[3] == d; });
+    const auto Nk = static_cast<hsize_t>(t.k.size(2));
+    t.v = read_tensor(file, a.in, "v", at::kFloat, fmt::format("[{}, {}, {}, dv] (B, H and Nk of k)", B, H, Nk),
+                      [&](const std::vector<hsize_t>& s) { return s.size() == 4 && s[0] == B && s[1] == H && s[2] == Nk; });
+    auto reads = [&](const char* name) {
+      return std::find(kernel.reads.begin(), kernel.reads.end(), name) != kernel.reads.end();
+    };
+    for (const char* optional : {"mask", "global", "sizes"})
+      if (!reads(optional) && h5::link_exists(file, optional))
+        fmt::print(stderr, "lrbench: note: kernel {} does not read '{}'; it is ignored\n", kernel.name, optional);
+    if (reads("mask") && h5::link_exists(file, "mask"))
+      t.mask = read_tensor(file, a.in, "mask", at::kByte, fmt::format("[{}, {}] (B, Nk), 1 = real token", B, Nk),
+                           [&](const std::vector<hsize_t>& s) { return s.size() == 2 && s[0] == B && s[1] == Nk; })
+                   .to(at::kBool);
+    if (reads("sizes") && h5::link_exists(file, "sizes"))
+      t.sizes = read_tensor(file, a.in, "sizes", at::kFloat, fmt::format("[{}, {}] (B, Nk), token sizes >= 1", B, Nk),
+                            [&](const std::vector<hsize_t>& s) { return s.size() == 2 && s[0] == B && s[1] == Nk; });
+    if (reads("global") && h5::link_exists(file, "global")) {
+      const h5::Dataset ds = h5::open_dataset(file, "global");
+      const bool as_mask = h5::dataset_dims(ds).size() == 2 && h5::dataset_dims(ds)[1] == static_cast<hsize_t>(t.q.size(2)) &&
+                           h5::dataset_dims(ds)[0] == B && t.q.size(2) > 1;
+      const std::string expected = fmt::format("int64 positions [g] or [{}, g], or a 0/1 array [{}, {}]", B, B, t.q.size(2));
+      auto ok = [&](const std::vector<hsize_t>& s) { return s.size() == 1 || (s.size() == 2 && s[0] == B); };
+      t.global = as_mask ? read_tensor(file, a.in, "global", at::kByte, expected, ok).to(at::kBool)
+                         : read_tensor(file, a.in, "global", at::kLong, expected, ok);
+    }
+  }
+
+  const AttentionRun run = kernel.run(options, t);
+
+  const fs::path out(a.out);
+  const fs::path tmp = temp_path_for(out.parent_path().empty() ? fs::path(".") / out : out);
+  try {
+    h5::File file = h5::create_file(tmp);
+    const at::Tensor o = run.out.to(at::kFloat).contiguous();
+    std::vector<hsize_t> dims(o.sizes().begin(), o.sizes().end());
+    h5::write_array_dataset(file, "out", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, dims, o.data_ptr());
+    for (const auto& [name, tensor] : run.records) {
+      const at::Tensor r = tensor.to(at::kLong).contiguous();
+      std::vector<hsize_t> rd(r.sizes().begin(), r.sizes().end());
+      h5::write_array_dataset(file, name, H5T_STD_I64LE, H5T_NATIVE_INT64, rd, r.data_ptr());
+    }
+    h5::write_string_attribute(file, "kernel", kernel.name);
+    h5::write_string_attribute(file, "options", options.dump());
+    h5::write_string_attribute(file, "info", run.info.dump());
+    h5::write_int_attribute(file, "score_elements", run.score_elements);
+    file.close();
+    publish_file(tmp, out.parent_path().empty() ? fs::path(".") / out : out);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw;
+  }
+  fmt::print("{}: out {} from {} ({} score elements)\n", a.out, shape_text(std::vector<hsize_t>(run.out.sizes().begin(), run.out.sizes().end())),
+             kernel.name, run.score_elements);
+  return kExitDone;
+}
+
+void add_attend_command(CLI::App& app, CommandResult& result) {
+  auto a = std::make_shared<AttendArgs>();
+  auto* cmd = app.add_subcommand("attend", "run one attention kernel on q, k, v from an HDF5 file (--list: the kernels and their options)");
+  cmd->add_flag("--list", a->list, "list the kernels with their options and defaults");
+  cmd->add_option("--kernel", a->kernel, "kernel name (see --list)");
+  cmd->add_option("--opt", a->options, "kernel option key=value (repeatable)");
+  cmd->add_option("--in", a->in, "input HDF5 file with q, k, v [B, H, N, d] and optional mask, global, sizes");
+  cmd->add_option("--out", a->out, "output HDF5 file (written atomically): out, records, attributes");
+  cmd->callback([a, &result] { result.exit_code = attend(*a); });
+}
+
+LRB_REGISTER_COMMAND(add_attend_command);
+
+}  // namespace
+}  // namespace lrb
