@@ -18,12 +18,11 @@
 // again for AV.
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
-#include <torch/nn/modules/normalization.h>
 
 #include "suite/core/seeds.h"
 #include "suite/nn/attention/block_sparse.h"
+#include "suite/nn/encoder_layer.h"
 #include "suite/nn/input_stem.h"
 #include "suite/registry/registry.h"
 #include "suite/run/model.h"
@@ -55,19 +54,12 @@ Config config_of(const json& o, const TaskInfo& t) {
           o.at("random_blocks"), o.at("random_seed").get<std::uint64_t>(), o.at("dropout"), o.at("pooling") == "cls"};
 }
 
+// A shared encoder layer plus this layer's block-sparse pattern.
 struct LayerImpl : torch::nn::Module {
   LayerImpl(const Config& c, std::int64_t layer)
-      : heads(c.heads),
-        dim(c.dim),
-        options(c.attention(layer)),
+      : options(c.attention(layer)),
         dense(block_sparse_uses_dense(c.sequence(), options)),
-        norm1(register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})))),
-        norm2(register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})))),
-        qkv(register_module("qkv", torch::nn::Linear(c.dim, 3 * c.dim))),
-        proj(register_module("proj", torch::nn::Linear(c.dim, c.dim))),
-        fc1(register_module("fc1", torch::nn::Linear(c.dim, c.mlp_ratio * c.dim))),
-        fc2(register_module("fc2", torch::nn::Linear(c.mlp_ratio * c.dim, c.dim))),
-        drop(register_module("drop", torch::nn::Dropout(c.dropout))) {
+        encoder(register_module("encoder", EncoderLayer(EncoderLayerOptions{c.dim, c.heads, c.mlp_ratio, c.dropout}))) {
     // Drawn once (the sequence length is fixed by the task), replayed every forward.
     if (!dense)
       table = block_sparse_random_table(c.heads, ceil_blocks(c.sequence(), c.block), c.random_blocks, options.seed);
@@ -76,20 +68,15 @@ struct LayerImpl : torch::nn::Module {
   static std::int64_t ceil_blocks(std::int64_t n, std::int64_t b) { return (n + b - 1) / b; }
 
   at::Tensor forward(const at::Tensor& x, const at::Tensor& keep) {
-    const auto B = x.size(0), N = x.size(1);
-    auto h = qkv->forward(norm1->forward(x)).view({B, N, 3, heads, dim / heads}).permute({2, 0, 3, 1, 4});
-    const BlockSparseResult a = block_sparse_attention(h[0], h[1], h[2], options, keep, table);
-    auto y = x + drop->forward(proj->forward(a.out.transpose(1, 2).reshape({B, N, dim})));
-    return y + drop->forward(fc2->forward(at::gelu(fc1->forward(norm2->forward(y)))));
+    return encoder->forward(x, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor&) {
+      return block_sparse_attention(q, k, v, options, keep, table).out;
+    });
   }
 
-  std::int64_t heads, dim;
   BlockSparseOptions options;
   bool dense;
   at::Tensor table;  // [H, nb-2, r] int64 on the CPU; undefined on the dense fallback
-  torch::nn::LayerNorm norm1, norm2;
-  torch::nn::Linear qkv, proj, fc1, fc2;
-  torch::nn::Dropout drop;
+  EncoderLayer encoder;
 };
 TORCH_MODULE(Layer);
 
@@ -122,10 +109,7 @@ class BigBird final : public Model {
   at::Tensor forward(const at::Tensor& x) override {
     StemOutput s = stem_->forward(x);  // a 2-D grid arrives flattened row-major
     at::Tensor h = s.tokens, keep = s.keep;
-    if (c_.cls_pooling) {
-      h = at::cat({cls_.expand({h.size(0), 1, c_.dim}), h}, 1);
-      if (keep.defined()) keep = at::cat({at::ones({keep.size(0), 1}, keep.options()), keep}, 1);
-    }
+    if (c_.cls_pooling) h = prepend_cls(h, cls_, keep);
     for (auto& layer : layers_) h = layer->forward(h, keep);
     return head_->forward(h, keep);
   }
@@ -152,11 +136,10 @@ double bigbird_flops(const json& o, const TaskInfo& t) {
   const Config c = config_of(o, t);
   const double n = static_cast<double>(c.sequence()), d = static_cast<double>(c.dim);
   const double dh = d / static_cast<double>(c.heads);
-  const double proj = 2 * n * d * 3 * d + 2 * n * d * d;
-  const double mlp = 2 * 2 * n * d * static_cast<double>(c.mlp_ratio) * d;
   // The score count does not depend on the layer's seed.
   const double scores = static_cast<double>(block_sparse_score_elements(1, c.heads, c.sequence(), c.attention(0)));
-  return stem_flops(t, stem_config(o, c.dim)) + static_cast<double>(c.depth) * (proj + mlp + 2 * 2 * scores * dh) +
+  return stem_flops(t, stem_config(o, c.dim)) +
+         static_cast<double>(c.depth) * encoder_layer_flops(n, d, static_cast<double>(c.mlp_ratio), 2 * 2 * scores * dh) +
          2 * d * static_cast<double>(c.classes);
 }
 
@@ -165,22 +148,15 @@ ModelEntry bigbird_entry() {
   e.name = "bigbird";
   e.summary = "BigBird (ITC): block-sparse attention with window, global and seeded random blocks";
   e.modalities = {Modality::Tokens, Modality::Signal, Modality::Grid};
-  e.schema.options = {
-      {"dim", OptionType::Int, json(64), "model width", {}, 8, 8192},
-      {"depth", OptionType::Int, json(2), "layers", {}, 1, 128},
-      {"heads", OptionType::Int, json(4), "attention heads (must divide dim)", {}, 1, 256},
-      {"mlp_ratio", OptionType::Int, json(4), "MLP hidden width / dim", {}, 1, 16},
-      {"dropout", OptionType::Float, json(0.1), "dropout on residual branches", {}, 0.0, 0.9},
+  e.schema.options = encoder_option_specs();
+  e.schema.options.insert(e.schema.options.end(), {
       {"block", OptionType::Int, json(64), "block size b (paper: 64)", {}, 1, 4096},
       {"random_blocks", OptionType::Int, json(3), "random key blocks r per query block (paper: 3)", {}, 0, 64},
       {"random_seed", OptionType::Int, json(0), "seeds every layer's random block table (part of the run identity)", {}, 0, 9007199254740991.0},
       {"pooling", OptionType::String, json("cls"), "sequence summary for the head: a prepended CLS token (global block), or the mean", {"cls", "mean"}},
-  };
+  });
   for (auto& o : stem_option_specs(4)) e.schema.options.push_back(o);
-  e.schema.resolve = [](json& o, const json&) {
-    if (o["dim"].get<std::int64_t>() % o["heads"].get<std::int64_t>() != 0)
-      throw OptionError(std::vector<std::string>{"heads", "dim"}, "heads (" + o["heads"].dump() + ") must divide dim (" + o["dim"].dump() + ")");
-  };
+  e.schema.resolve = [](json& o, const json&) { check_heads_divide_dim(o); };
   e.flops = bigbird_flops;
   // b = 4, r = 1: sparse from 29 tokens on, so every zoo input (65 tokens) takes the sparse path.
   e.small_options = {{"dim", 32}, {"depth", 1}, {"heads", 2}, {"dropout", 0.0}, {"block", 4}, {"random_blocks", 1}, {"patch", 2}};

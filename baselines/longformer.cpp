@@ -19,12 +19,11 @@
 
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
-#include <torch/nn/modules/normalization.h>
 
 #include "suite/core/errors.h"
 #include "suite/nn/attention/sliding_window.h"
+#include "suite/nn/encoder_layer.h"
 #include "suite/nn/input_stem.h"
 #include "suite/registry/registry.h"
 #include "suite/run/model.h"
@@ -54,23 +53,18 @@ SlidingWindowOptions window_options(const Config& c, std::int64_t layer) {
   return s;
 }
 
+// A shared encoder layer plus the global projections of the CLS token.
 struct LayerImpl : torch::nn::Module {
   LayerImpl(const Config& c, std::int64_t layer)
       : heads(c.heads),
-        dim(c.dim),
         window(window_options(c, layer)),
-        norm1(register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})))),
-        norm2(register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.dim})))),
-        qkv(register_module("qkv", torch::nn::Linear(c.dim, 3 * c.dim))),
+        encoder(register_module("encoder", EncoderLayer(EncoderLayerOptions{c.dim, c.heads, c.mlp_ratio, c.dropout}))),
         q_global(register_module("q_global", torch::nn::Linear(c.dim, c.dim))),
-        kv_global(register_module("kv_global", torch::nn::Linear(c.dim, 2 * c.dim))),
-        proj(register_module("proj", torch::nn::Linear(c.dim, c.dim))),
-        fc1(register_module("fc1", torch::nn::Linear(c.dim, c.mlp_ratio * c.dim))),
-        fc2(register_module("fc2", torch::nn::Linear(c.mlp_ratio * c.dim, c.dim))),
-        drop(register_module("drop", torch::nn::Dropout(c.dropout))) {
+        kv_global(register_module("kv_global", torch::nn::Linear(c.dim, 2 * c.dim))) {
     // The global projections start as the local ones (Longformer's initialisation), then
     // train separately.
     at::NoGradGuard no_grad;
+    const auto& qkv = encoder->qkv;
     q_global->weight.copy_(qkv->weight.narrow(0, 0, c.dim));
     q_global->bias.copy_(qkv->bias.narrow(0, 0, c.dim));
     kv_global->weight.copy_(qkv->weight.narrow(0, c.dim, 2 * c.dim));
@@ -79,25 +73,22 @@ struct LayerImpl : torch::nn::Module {
 
   // x [B, n, D] with CLS at position 0; keep [B, n] bool or undefined.
   at::Tensor forward(const at::Tensor& x, const at::Tensor& keep) {
-    const auto B = x.size(0), n = x.size(1), dh = dim / heads;
-    const at::Tensor xn = norm1->forward(x);
-    const auto h = qkv->forward(xn).view({B, n, 3, heads, dh}).permute({2, 0, 3, 1, 4});
-    const auto g = kv_global->forward(xn).view({B, n, 2, heads, dh}).permute({2, 0, 3, 1, 4});
-    // The kernel reads the global q only at the global rows (CLS), so the other rows may
-    // hold anything: reuse the local q there rather than projecting every token twice.
-    const at::Tensor q_cls = q_global->forward(xn.narrow(1, 0, 1)).view({B, 1, heads, dh}).transpose(1, 2);
-    const GlobalProjections global{at::cat({q_cls, h[0].narrow(2, 1, n - 1)}, 2), g[0], g[1]};
-    const at::Tensor cls_position = at::zeros({1}, at::kLong);
-    const at::Tensor a = sliding_window_attention(h[0], h[1], h[2], window, keep, cls_position, global);
-    auto y = x + drop->forward(proj->forward(a.transpose(1, 2).reshape({B, n, dim})));
-    return y + drop->forward(fc2->forward(at::gelu(fc1->forward(norm2->forward(y)))));
+    return encoder->forward(x, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& xn) {
+      const auto B = x.size(0), n = x.size(1), dh = q.size(3);
+      const auto g = kv_global->forward(xn).view({B, n, 2, heads, dh}).permute({2, 0, 3, 1, 4});
+      // The kernel reads the global q only at the global rows (CLS), so the other rows may
+      // hold anything: reuse the local q there rather than projecting every token twice.
+      const at::Tensor q_cls = q_global->forward(xn.narrow(1, 0, 1)).view({B, 1, heads, dh}).transpose(1, 2);
+      const GlobalProjections global{at::cat({q_cls, q.narrow(2, 1, n - 1)}, 2), g[0], g[1]};
+      const at::Tensor cls_position = at::zeros({1}, at::kLong);
+      return sliding_window_attention(q, k, v, window, keep, cls_position, global);
+    });
   }
 
-  std::int64_t heads, dim;
+  std::int64_t heads;
   SlidingWindowOptions window;
-  torch::nn::LayerNorm norm1, norm2;
-  torch::nn::Linear qkv, q_global, kv_global, proj, fc1, fc2;
-  torch::nn::Dropout drop;
+  EncoderLayer encoder;
+  torch::nn::Linear q_global, kv_global;
 };
 TORCH_MODULE(Layer);
 
@@ -119,9 +110,8 @@ class Longformer final : public Model {
   // [B, 1 + N, D]; `keep` receives the padding mask with CLS included (or stays undefined).
   at::Tensor token_states(const at::Tensor& x, at::Tensor& keep) {
     StemOutput s = stem_->forward(x);  // a 2-D grid arrives flattened row-major
-    at::Tensor h = at::cat({cls_.expand({s.tokens.size(0), 1, c_.dim}), s.tokens}, 1);
     keep = s.keep;
-    if (keep.defined()) keep = at::cat({at::ones({keep.size(0), 1}, keep.options()), keep}, 1);
+    at::Tensor h = prepend_cls(s.tokens, cls_, keep);
     for (auto& layer : layers_) h = layer->forward(h, keep);
     return h;
   }
@@ -151,14 +141,13 @@ double longformer_flops(const json& o, const TaskInfo& t) {
   const std::int64_t n_tokens = c.tokens + 1;  // + CLS
   const double n = static_cast<double>(n_tokens), d = static_cast<double>(c.dim);
   const double dh = d / static_cast<double>(c.heads);
-  const double local_proj = 2 * n * d * 3 * d + 2 * n * d * d;           // qkv, output projection
-  const double global_proj = 2 * 1 * d * d + 2 * n * d * 2 * d;           // q of CLS, k and v of every token
-  const double mlp = 2 * 2 * n * d * static_cast<double>(c.mlp_ratio) * d;
+  const double global_proj = 2 * 1 * d * d + 2 * n * d * 2 * d;  // q of CLS, k and v of every token
   double f = stem_flops(t, stem_config(o, c.dim));
   for (std::int64_t i = 0; i < c.depth; ++i) {
     const double scores = static_cast<double>(
         sliding_window_score_elements(1, c.heads, n_tokens, window_options(c, i), /*global_tokens=*/1));
-    f += local_proj + global_proj + mlp + 2 * 2 * scores * dh;  // QK^T and AV over the scores computed
+    // QK^T and AV over the scores computed, plus the global projections.
+    f += encoder_layer_flops(n, d, static_cast<double>(c.mlp_ratio), 2 * 2 * scores * dh + global_proj);
   }
   return f + 2 * d * static_cast<double>(c.classes);
 }
@@ -168,22 +157,17 @@ ModelEntry longformer_entry() {
   e.name = "longformer";
   e.summary = "Longformer: sliding-window attention (w per layer) + global CLS with separate global projections";
   e.modalities = {Modality::Tokens, Modality::Signal, Modality::Grid};
-  e.schema.options = {
-      {"dim", OptionType::Int, json(64), "model width", {}, 8, 8192},
-      {"depth", OptionType::Int, json(2), "layers", {}, 1, 128},
-      {"heads", OptionType::Int, json(4), "attention heads (must divide dim)", {}, 1, 256},
-      {"mlp_ratio", OptionType::Int, json(4), "MLP hidden width / dim", {}, 1, 16},
-      {"dropout", OptionType::Float, json(0.1), "dropout on residual branches", {}, 0.0, 0.9},
+  e.schema.options = encoder_option_specs();
+  e.schema.options.insert(e.schema.options.end(), {
       {"window", OptionType::Int, json(256), "one-sided window w: each token sees w tokens on each side (paper: 256)", {}, 0, 1 << 20},
       {"windows", OptionType::IntList, json(), "one-sided window per layer (one entry per layer); default: `window` in every layer", {}, 0, 1 << 20, true},
       {"block", OptionType::Int, json(0), "kernel query block b (costs (2w+b)/(2w+1) of the band); 0: min(64, w+1)", {}, 0, 1 << 16},
       {"pooling", OptionType::String, json("cls"), "sequence summary for the head: the global CLS token, or the mean of all tokens", {"cls", "mean"}},
-  };
+  });
   for (auto& o : stem_option_specs(4)) e.schema.options.push_back(o);
   e.schema.resolve = [](json& o, const json&) {
     const std::int64_t depth = o["depth"];
-    if (o["dim"].get<std::int64_t>() % o["heads"].get<std::int64_t>() != 0)
-      throw OptionError(std::vector<std::string>{"heads", "dim"}, "heads (" + o["heads"].dump() + ") must divide dim (" + o["dim"].dump() + ")");
+    check_heads_divide_dim(o);
     if (o["windows"].is_null()) {
       o["windows"] = std::vector<std::int64_t>(static_cast<std::size_t>(depth), o["window"].get<std::int64_t>());
     } else if (static_cast<std::int64_t>(o["windows"].size()) != depth) {

@@ -98,6 +98,11 @@ at::Tensor ClassifierHeadImpl::forward(const at::Tensor& tokens, const at::Tenso
   return linear_->forward(norm_->forward(pooled));
 }
 
+at::Tensor prepend_cls(const at::Tensor& x, const at::Tensor& cls, at::Tensor& keep) {
+  if (keep.defined()) keep = at::cat({at::ones({keep.size(0), 1}, keep.options()), keep}, 1);
+  return at::cat({cls.expand({x.size(0), 1, x.size(2)}), x}, 1);
+}
+
 at::Tensor masked_mean(const at::Tensor& x, const at::Tensor& keep) {
   if (!keep.defined()) return x.mean(1);
   const auto w = keep.to(x.scalar_type()).unsqueeze(-1);

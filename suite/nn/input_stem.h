@@ -65,6 +65,10 @@ class ClassifierHeadImpl : public torch::nn::Module {
 };
 TORCH_MODULE(ClassifierHead);
 
+// Prepends a learned CLS token (cls [1, 1, D]) to x [B, N, D], and a real-token entry to
+// `keep` when there is one.
+at::Tensor prepend_cls(const at::Tensor& x, const at::Tensor& cls, at::Tensor& keep);
+
 // Mean over real tokens: x [B, N, D], keep [B, N] bool or undefined.
 at::Tensor masked_mean(const at::Tensor& x, const at::Tensor& keep);
 

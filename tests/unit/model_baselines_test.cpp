@@ -232,9 +232,9 @@ TEST(ModelLongformer, GlobalProjectionsStartAsTheLocalOnes) {
   auto model = build("longformer", t, {{"dim", 16}, {"depth", 1}, {"heads", 2}});
   std::map<std::string, at::Tensor> p;
   for (const auto& kv : model->named_parameters()) p[kv.key()] = kv.value();
-  EXPECT_TRUE(at::equal(p.at("layer0.q_global.weight"), p.at("layer0.qkv.weight").narrow(0, 0, 16)));
-  EXPECT_TRUE(at::equal(p.at("layer0.kv_global.weight"), p.at("layer0.qkv.weight").narrow(0, 16, 32)));
-  EXPECT_TRUE(at::equal(p.at("layer0.kv_global.bias"), p.at("layer0.qkv.bias").narrow(0, 16, 32)));
+  EXPECT_TRUE(at::equal(p.at("layer0.q_global.weight"), p.at("layer0.encoder.qkv.weight").narrow(0, 0, 16)));
+  EXPECT_TRUE(at::equal(p.at("layer0.kv_global.weight"), p.at("layer0.encoder.qkv.weight").narrow(0, 16, 32)));
+  EXPECT_TRUE(at::equal(p.at("layer0.kv_global.bias"), p.at("layer0.encoder.qkv.bias").narrow(0, 16, 32)));
 }
 
 // ---- mViT -----------------------------------------------------------------------------

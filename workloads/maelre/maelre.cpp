@@ -13,14 +13,12 @@
 // - learned positions added after the stem; head = mean pool, LayerNorm, Linear.
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
-#include <torch/nn/modules/linear.h>
-#include <torch/nn/modules/normalization.h>
 
 #include <cmath>
 
 #include "suite/nn/attention/linear.h"
 #include "suite/nn/attention/softmax.h"
+#include "suite/nn/encoder_layer.h"
 #include "suite/nn/input_stem.h"
 #include "suite/registry/registry.h"
 #include "suite/run/model.h"
@@ -70,37 +68,25 @@ Plan plan_of(const json& o, const TaskInfo& task) {
   return p;
 }
 
+// A shared encoder layer running the attention this block's switch chose.
 struct LayerImpl : torch::nn::Module {
   LayerImpl(const Plan& p, const BlockPlan& b)
-      : heads(b.heads),
-        dim(b.dim),
-        linear(b.linear),
-        norm1(register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({b.dim})))),
-        norm2(register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({b.dim})))),
-        qkv(register_module("qkv", torch::nn::Linear(b.dim, 3 * b.dim))),
-        proj(register_module("proj", torch::nn::Linear(b.dim, b.dim))),
-        fc1(register_module("fc1", torch::nn::Linear(b.dim, p.mlp_ratio * b.dim))),
-        fc2(register_module("fc2", torch::nn::Linear(p.mlp_ratio * b.dim, b.dim))),
-        drop(register_module("drop", torch::nn::Dropout(p.dropout))) {
+      : linear(b.linear),
+        encoder(register_module("encoder", EncoderLayer(EncoderLayerOptions{b.dim, b.heads, p.mlp_ratio, p.dropout}))) {
     lin.feature_map = parse_feature_map(p.feature_map);
     lin.normalization = parse_linear_normalization(p.tau_mode);
     lin.tau = p.tau;
   }
 
   at::Tensor forward(const at::Tensor& x, const at::Tensor& keep) {
-    const auto B = x.size(0), N = x.size(1);
-    auto h = qkv->forward(norm1->forward(x)).view({B, N, 3, heads, dim / heads}).permute({2, 0, 3, 1, 4});
-    auto a = linear ? linear_attention(h[0], h[1], h[2], lin, keep) : softmax_attention(h[0], h[1], h[2], keep);
-    auto y = x + drop->forward(proj->forward(a.transpose(1, 2).reshape({B, N, dim})));
-    return y + drop->forward(fc2->forward(at::gelu(fc1->forward(norm2->forward(y)))));
+    return encoder->forward(x, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor&) {
+      return linear ? linear_attention(q, k, v, lin, keep) : softmax_attention(q, k, v, keep);
+    });
   }
 
-  std::int64_t heads, dim;
   bool linear;
   LinearAttentionOptions lin;
-  torch::nn::LayerNorm norm1, norm2;
-  torch::nn::Linear qkv, proj, fc1, fc2;
-  torch::nn::Dropout drop;
+  EncoderLayer encoder;
 };
 TORCH_MODULE(Layer);
 
@@ -161,11 +147,9 @@ double maelre_flops(const json& o, const TaskInfo& task) {
     const auto& bp = p.blocks[b];
     const double n = static_cast<double>(bp.tokens), d = static_cast<double>(bp.dim);
     const double dh = d / static_cast<double>(bp.heads);
-    const double proj = 2 * n * d * 3 * d + 2 * n * d * d;
-    const double mlp = 2 * 2 * n * d * static_cast<double>(p.mlp_ratio) * d;
     // Kernel attention: psi(K)^T V and psi(Q) (KV) per head, d_h x d_h each; softmax: QK^T and AV.
     const double attn = bp.linear ? 2 * 2 * n * d * dh : 2 * 2 * n * n * d;
-    f += static_cast<double>(bp.depth) * (proj + mlp + attn);
+    f += static_cast<double>(bp.depth) * encoder_layer_flops(n, d, static_cast<double>(p.mlp_ratio), attn);
     if (b + 1 < p.blocks.size()) f += reduction_flops(p.reduction, bp.grid, p.nu, bp.dim, 2 * bp.dim);
   }
   return f + 2 * static_cast<double>(p.blocks.back().dim) * static_cast<double>(p.classes);
