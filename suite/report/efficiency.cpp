@@ -17,6 +17,9 @@ const std::vector<EfficiencyMetric>& efficiency_metrics() {
       {"step_seconds_median", "step median", false, EfficiencyUnit::kSeconds, ""},
       {"step_seconds_p95", "step p95", false, EfficiencyUnit::kSeconds, ""},
       {"peak_bytes", "peak memory", false, EfficiencyUnit::kBytes, ""},
+      // A step's own peak above what was live before it: activations and temporaries,
+      // without the resident parameters, gradients and optimizer state.
+      {"peak_step_bytes", "step memory", false, EfficiencyUnit::kBytes, ""},
       {"max_batch_in_budget", "largest batch in budget", true, EfficiencyUnit::kPlain, ""},
       {"memory_budget_bytes", "memory budget", false, EfficiencyUnit::kBytes, "max_batch_in_budget"},
   };
@@ -41,7 +44,7 @@ std::string format_efficiency(const EfficiencyMetric& m, double v) {
 }
 
 const std::vector<std::string>& scaling_metrics() {
-  static const std::vector<std::string> m = {"peak_bytes", "step_seconds_median"};
+  static const std::vector<std::string> m = {"peak_bytes", "peak_step_bytes", "step_seconds_median"};
   return m;
 }
 

@@ -115,9 +115,9 @@ class Builder {
   }
 
   void scaling(const std::string& task, const std::string& metric, const std::vector<json>& fits) {
-    const bool bytes = metric == "peak_bytes";
+    const bool bytes = metric == "peak_bytes" || metric == "peak_step_bytes";
     const double scale = bytes ? 1048576.0 : 1e-3;  // MiB, ms
-    const std::string what = bytes ? "peak memory (MiB)" : "median step time (ms)";
+    const std::string what = metric == "peak_bytes" ? "peak memory (MiB)" : bytes ? "step memory (MiB)" : "median step time (ms)";
     std::string dat, plot;
     std::set<double> lengths;
     double xlo = INFINITY, xhi = 0;
@@ -182,7 +182,7 @@ std::vector<Plot> make_plots(const json& data) {
   for (const auto& [task, cells] : cells_by_task) {
     b.seeds(task, cells);
     b.memory(task, cells);
-    for (const char* metric : {"peak_bytes", "step_seconds_median"})
+    for (const char* metric : {"peak_bytes", "peak_step_bytes", "step_seconds_median"})
       if (auto it = fits.find({task, metric}); it != fits.end()) b.scaling(task, metric, it->second);
   }
   if (b.jobs.empty()) return {};

@@ -340,7 +340,10 @@ std::optional<Table> scaling_table(const Analysis& a, const TaskResult& t) {
     std::vector<TableCell> row;
     row.push_back(text(s.entrant));
     row.push_back(text(s.condition_label.empty() ? "-" : s.condition_label));
-    row.push_back(text(s.metric == "peak_bytes" ? "peak memory" : s.metric == "step_seconds_median" ? "step time" : s.metric));
+    row.push_back(text(s.metric == "peak_bytes"            ? "peak memory"
+                       : s.metric == "peak_step_bytes"     ? "step memory"
+                       : s.metric == "step_seconds_median" ? "step time"
+                                                           : s.metric));
     row.push_back(text(fmt::format("{:.0f}–{:.0f}", lo, hi)));
     row.push_back(count(s.lengths));
     row.push_back(count(s.points.size()));
@@ -356,7 +359,7 @@ std::optional<Table> scaling_table(const Analysis& a, const TaskResult& t) {
   tab.notes.push_back(fmt::format(
       "slope of log(figure) against log(N) by least squares over every ok run (seeds are points), with its {:.0f} % interval "
       "(t, n − 2 df); a slope near 1 reads linear in N, near 2 quadratic; reading: which of 1 and 2 the interval covers; "
-      "figures: peak memory and median step time; fits need 3 or more distinct lengths",
+      "figures: peak memory, step memory (a training step's own peak: activations, beyond the resident parameters, gradients and optimizer state) and median step time; fits need 3 or more distinct lengths",
       a.options.bootstrap.confidence * 100));
   return tab;
 }
