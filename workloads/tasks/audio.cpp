@@ -156,19 +156,12 @@ void synthesise(const Params& p, std::int64_t label, Rng& rng, float* out) {
   for (std::size_t t = 0; t < w.size(); ++t) out[t] = static_cast<float>(w[t] * scale + noise * noise_normal(rng));
 }
 
-class Audio final : public Task {
+class Audio final : public PerSampleTask {
  public:
-  explicit Audio(Params p) : p_(p) {}
-
-  TaskData generate(const DataRequest& req) const override {
-    TaskData d;
-    d.train = split(req.seed, SplitStream::Train, p_.train_size);
-    d.eval = split(req.seed, SplitStream::Eval, req.eval_size);
-    return d;
-  }
+  explicit Audio(Params p) : PerSampleTask(p.train_size), p_(p) {}
 
  private:
-  Split split(std::uint64_t seed, SplitStream stream, std::int64_t n) const {
+  Split split(std::uint64_t seed, SplitStream stream, std::int64_t n) const override {
     Rng label_rng(sample_seed(seed, SplitStream::Labels, static_cast<std::uint64_t>(stream)));
     const auto labels = balanced_labels(n, kClasses, label_rng);
     const std::int64_t bins = p_.n_fft / 2, frames = p_.samples / p_.hop;

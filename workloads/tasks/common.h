@@ -13,6 +13,7 @@
 #include "suite/config/options.h"
 #include "suite/core/seeds.h"
 #include "suite/registry/task_info.h"
+#include "suite/run/task.h"
 
 namespace lrb {
 
@@ -21,6 +22,25 @@ namespace lrb {
 // can be generated in parallel without changing a byte.
 enum class SplitStream : std::uint64_t { Train = 1, Eval = 2, Labels = 3 };
 std::uint64_t sample_seed(std::uint64_t seed, SplitStream split, std::uint64_t index);
+
+// A task whose train and eval splits come from one generator that draws every sample from
+// its own stream (sample_seed): the two splits differ only by their stream.
+class PerSampleTask : public Task {
+ public:
+  explicit PerSampleTask(std::int64_t train_size) : train_size_(train_size) {}
+  TaskData generate(const DataRequest& req) const final {
+    TaskData d;
+    d.train = split(req.seed, SplitStream::Train, train_size_);
+    d.eval = split(req.seed, SplitStream::Eval, req.eval_size);
+    return d;
+  }
+
+ protected:
+  virtual Split split(std::uint64_t seed, SplitStream stream, std::int64_t n) const = 0;
+
+ private:
+  std::int64_t train_size_;
+};
 
 // Fisher–Yates with lrb::Rng (std::shuffle's output differs between standard libraries).
 template <class T>

@@ -50,9 +50,9 @@ Distribution zipf(std::vector<std::int64_t> words) {
   return d;
 }
 
-class MultilabelDocs final : public Task {
+class MultilabelDocs final : public PerSampleTask {
  public:
-  explicit MultilabelDocs(Params p) : p_(p) {
+  explicit MultilabelDocs(Params p) : PerSampleTask(p.train_size), p_(p) {
     Rng rng(derive_seed(p.topic_seed, 0, "topics"));
     std::vector<std::int64_t> all(static_cast<std::size_t>(p.vocab_size - 1));
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i) + 1;
@@ -62,13 +62,6 @@ class MultilabelDocs final : public Task {
     }
     portable_shuffle(all, rng);
     background_ = zipf(all);
-  }
-
-  TaskData generate(const DataRequest& req) const override {
-    TaskData d;
-    d.train = split(req.seed, SplitStream::Train, p_.train_size);
-    d.eval = split(req.seed, SplitStream::Eval, req.eval_size);
-    return d;
   }
 
  private:
@@ -98,7 +91,7 @@ class MultilabelDocs final : public Task {
     for (std::int64_t t = len; t < p_.seq_len; ++t) x[t] = kPad;
   }
 
-  Split split(std::uint64_t seed, SplitStream stream, std::int64_t n) const {
+  Split split(std::uint64_t seed, SplitStream stream, std::int64_t n) const override {
     auto x = at::empty({n, p_.seq_len}, at::kLong);
     auto y = at::zeros({n, p_.num_labels}, at::kFloat);
     auto* px = x.data_ptr<std::int64_t>();

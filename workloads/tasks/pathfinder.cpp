@@ -320,20 +320,13 @@ PathfinderParams pathfinder_params(const json& o, int size) {
 
 namespace {
 
-class Pathfinder final : public Task {
+class Pathfinder final : public PerSampleTask {
  public:
   Pathfinder(PathfinderParams p, std::int64_t train_size, std::string view)
-      : p_(p), train_size_(train_size), view_(std::move(view)) {}
-
-  TaskData generate(const DataRequest& req) const override {
-    TaskData d;
-    d.train = split(req.seed, SplitStream::Train, train_size_);
-    d.eval = split(req.seed, SplitStream::Eval, req.eval_size);
-    return d;
-  }
+      : PerSampleTask(train_size), p_(p), view_(std::move(view)) {}
 
  private:
-  Split split(std::uint64_t seed, SplitStream stream, std::int64_t n) const {
+  Split split(std::uint64_t seed, SplitStream stream, std::int64_t n) const override {
     // Labels balanced per split; each image from its own stream.
     Rng label_rng(sample_seed(seed, SplitStream::Labels, static_cast<std::uint64_t>(stream)));
     const auto labels = balanced_labels(n, 2, label_rng);
@@ -351,7 +344,6 @@ class Pathfinder final : public Task {
   }
 
   PathfinderParams p_;
-  std::int64_t train_size_;
   std::string view_;
 };
 

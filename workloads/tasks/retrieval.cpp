@@ -57,19 +57,12 @@ std::int64_t sample(const Params& p, Rng& rng, std::int64_t* out) {
   return values[static_cast<std::size_t>(answer)];
 }
 
-class Retrieval final : public Task {
+class Retrieval final : public PerSampleTask {
  public:
-  explicit Retrieval(Params p) : p_(p) {}
-
-  TaskData generate(const DataRequest& req) const override {
-    TaskData d;
-    d.train = split(req.seed, SplitStream::Train, p_.train_size);
-    d.eval = split(req.seed, SplitStream::Eval, req.eval_size);
-    return d;
-  }
+  explicit Retrieval(Params p) : PerSampleTask(p.train_size), p_(p) {}
 
  private:
-  Split split(std::uint64_t seed, SplitStream stream, std::int64_t n) const {
+  Split split(std::uint64_t seed, SplitStream stream, std::int64_t n) const override {
     auto x = at::empty({n, p_.seq_len}, at::kLong);
     auto y = at::empty({n}, at::kLong);
     auto* px = x.data_ptr<std::int64_t>();

@@ -63,19 +63,12 @@ void synthesise(const Params& p, std::int64_t label, Rng& rng, float* out) {
   for (std::int64_t t = 0; t < p.length; ++t) out[t] = static_cast<float>((clean[static_cast<std::size_t>(t)] - mean) * inv);
 }
 
-class Wingbeat final : public Task {
+class Wingbeat final : public PerSampleTask {
  public:
-  explicit Wingbeat(Params p) : p_(p) {}
-
-  TaskData generate(const DataRequest& req) const override {
-    TaskData d;
-    d.train = split(req.seed, SplitStream::Train, p_.train_size);
-    d.eval = split(req.seed, SplitStream::Eval, req.eval_size);
-    return d;
-  }
+  explicit Wingbeat(Params p) : PerSampleTask(p.train_size), p_(p) {}
 
  private:
-  Split split(std::uint64_t seed, SplitStream stream, std::int64_t n) const {
+  Split split(std::uint64_t seed, SplitStream stream, std::int64_t n) const override {
     Rng label_rng(sample_seed(seed, SplitStream::Labels, static_cast<std::uint64_t>(stream)));
     const auto labels = balanced_labels(n, kClasses, label_rng);
     auto x = at::empty({n, p_.length, 1}, at::kFloat);
