@@ -152,26 +152,10 @@ void write_data_cache_file(const fs::path& path, const std::string& key, const s
 
 DataCacheCheck read_data_cache_file(const fs::path& path, const std::string& key, const std::string& description,
                                     const TaskInfo& info, std::int64_t eval_size) {
-  h5::silence_error_printing();
   DataCacheCheck out;
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) {
-    out.reason = "cannot read: " + ec.message();
-    return out;
-  }
-  if (size == 0) {
-    out.reason = "empty file";
-    return out;
-  }
   try {
-    h5::File file;
-    try {
-      file = h5::open_file(path);
-    } catch (const h5::Error& e) {
-      out.reason = "cannot open: truncated or not an HDF5 file (" + e.stack() + ")";
-      return out;
-    }
+    h5::File file = h5::open_for_validation(path, out.reason);
+    if (!file) return out;
     h5::Group root = h5::open_group(file, "/");
     const auto format = h5::read_int_attribute(root, kFormatAttr);
     if (!format) throw BadData("not a data cache file: no format_version attribute");

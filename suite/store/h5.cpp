@@ -147,6 +147,30 @@ File open_file(const std::filesystem::path& path, bool writable) {
               file);
 }
 
+File open_for_validation(const std::filesystem::path& path, std::string& reason) {
+  silence_error_printing();
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    reason = "missing";
+    return {};
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    reason = "not a regular file";
+    return {};
+  }
+  if (std::filesystem::file_size(path, ec) == 0 && !ec) {
+    reason = "cannot open: empty file";
+    return {};
+  }
+  try {
+    return open_file(path);
+  } catch (const Error& e) {
+    reason = "cannot open: truncated or not an HDF5 file (" + e.stack() + ")";
+    return {};
+  }
+}
+
 // ---- groups and links ----------------------------------------------------------------
 
 Group create_group(const Object& loc, const std::string& name) {

@@ -112,6 +112,10 @@ using Attribute = Handle<H5Aclose>;
 // flock() fails on some cluster file systems.
 File create_file(const std::filesystem::path& path);  // truncates
 File open_file(const std::filesystem::path& path, bool writable = false);
+// Opens a file a reader is about to validate. Never throws for a bad file: on failure the
+// result is empty and `reason` says why ("missing", "not a regular file", "cannot open:
+// empty file", "cannot open: truncated or not an HDF5 file (...)").
+File open_for_validation(const std::filesystem::path& path, std::string& reason);
 
 // ---- groups and links ----------------------------------------------------------------
 Group create_group(const Object& loc, const std::string& name);

@@ -183,30 +183,10 @@ void write_run_file(const fs::path& path, const RunRecord& record) {
 }
 
 RunFileCheck read_run_file(const fs::path& path) {
-  h5::silence_error_printing();
   RunFileCheck out;
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) {
-    out.reason = "missing";
-    return out;
-  }
-  if (!fs::is_regular_file(status)) {
-    out.reason = "not a regular file";
-    return out;
-  }
-  if (fs::file_size(path, ec) == 0 && !ec) {
-    out.reason = "cannot open: empty file";
-    return out;
-  }
   try {
-    h5::File file;
-    try {
-      file = h5::open_file(path);
-    } catch (const h5::Error& e) {
-      out.reason = "cannot open: truncated or not an HDF5 file (" + e.stack() + ")";
-      return out;
-    }
+    h5::File file = h5::open_for_validation(path, out.reason);
+    if (!file) return out;
     h5::Group root = h5::open_group(file, "/");
     out = read_run_group(root);
   } catch (const h5::Error& e) {
