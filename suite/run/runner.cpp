@@ -318,6 +318,7 @@ class RunExecution {
         }
         CpuMemoryCounter::set_limit(0);
         CpuMemoryCounter::clear_budget_hit();
+        CpuMemoryCounter::release_free_memory();
         c["probe_batch"].push_back(static_cast<double>(b));
         c["probe_fits"].push_back(ok ? 1.0 : 0.0);
         return ok;

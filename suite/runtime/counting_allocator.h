@@ -41,6 +41,10 @@ class CpuMemoryCounter {
   static void set_limit(std::int64_t limit_bytes);
   static std::int64_t limit();
   static bool budget_hit();
+  // Returns the heap's free memory to the system (malloc_trim): between the steps of a
+  // batch search, so that the process holds about what the counts say and not the sum of
+  // every step's fragments.
+  static void release_free_memory();
   static void clear_budget_hit();
 };
 
