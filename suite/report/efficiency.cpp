@@ -20,6 +20,8 @@ const std::vector<EfficiencyMetric>& efficiency_metrics() {
       // A step's own peak above what was live before it: activations and temporaries,
       // without the resident parameters, gradients and optimizer state.
       {"peak_step_bytes", "step memory", false, EfficiencyUnit::kBytes, ""},
+      // On an accelerator: the CUDA caching allocator's peak (device = "cuda").
+      {"device_peak_bytes", "device peak", false, EfficiencyUnit::kBytes, ""},
       {"max_batch_in_budget", "largest batch in budget", true, EfficiencyUnit::kPlain, ""},
       {"memory_budget_bytes", "memory budget", false, EfficiencyUnit::kBytes, "max_batch_in_budget"},
   };

@@ -25,6 +25,7 @@
 #include "suite/run/metrics.h"
 #include "suite/run/model.h"
 #include "suite/runtime/counting_allocator.h"
+#include "suite/runtime/device_memory.h"
 #include "suite/store/run_file.h"
 
 namespace lrb {
@@ -177,6 +178,7 @@ class RunExecution {
     torch::manual_seed(derive_seed(base, s, kStreamInit));
     model_ = model->make(run_.model_options(), run_.task_info);
     model_->to(device_);
+    reset_device_peak(device_);
     optimizer_ = make_optimizer(*model_, train);
     flops_ = model->flops ? model->flops(run_.model_options(), run_.task_info) : std::nan("");
 
@@ -295,6 +297,7 @@ class RunExecution {
     auto& c = state_.curves;
     train_step(cyclic_batch(batch), lr);  // warm-up: optimizer state, allocator caches
     state_.peak_bytes = state_.peak_step_bytes = 0;
+    reset_device_peak(device_);
     for (std::int64_t i = 0; i < m.at("steps").get<std::int64_t>(); ++i) {
       if (stop_requested()) throw StopRequested{};
       const StepResult r = train_step(cyclic_batch(batch), lr);
@@ -303,6 +306,8 @@ class RunExecution {
       ++state_.step;
     }
     const TrainState at_batch = state_;  // the probes below must not change these figures
+    if (const std::int64_t device_peak = device_peak_bytes(device_); device_peak >= 0)
+      record_.metrics["device_peak_bytes"] = static_cast<double>(device_peak);
     const auto budget = m.at("budget").get<std::int64_t>();
     if (budget > 0) {
       const std::int64_t max_batch = m.at("max_batch");
@@ -312,9 +317,11 @@ class RunExecution {
         bool ok = true;
         try {
           train_step(cyclic_batch(b), lr);
-        } catch (const std::exception&) {
-          if (!CpuMemoryCounter::budget_hit()) throw;  // a real failure, not the budget
+        } catch (const std::exception& e) {
+          // The budget (CPU) or the accelerator's own limit; anything else is a real failure.
+          if (!CpuMemoryCounter::budget_hit() && !is_device_out_of_memory(e)) throw;
           ok = false;
+          release_device_cache(device_);
         }
         CpuMemoryCounter::set_limit(0);
         CpuMemoryCounter::clear_budget_hit();
@@ -417,6 +424,8 @@ class RunExecution {
       m["tokens_per_s"] = batch * static_cast<double>(run_.task_info.tokens()) / med;
     }
     m["peak_bytes"] = static_cast<double>(state_.peak_bytes);
+    if (const std::int64_t device_peak = device_peak_bytes(device_); device_peak >= 0 && !m.count("device_peak_bytes"))
+      m["device_peak_bytes"] = static_cast<double>(device_peak);
     m["peak_step_bytes"] = static_cast<double>(state_.peak_step_bytes);
     m["data_bytes"] = static_cast<double>(data_bytes_);
     if (!m.count("memory_budget_bytes")) m["memory_budget_bytes"] = run_.train().at("memory_budget").get<double>();
