@@ -12,6 +12,7 @@
 
 #include "suite/core/exit_codes.h"
 #include "suite/store/run_file.h"
+#include "tests/support/damage.h"
 #include "tests/support/results.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/sweeps.h"
@@ -83,6 +84,42 @@ TEST(SlowSweep, BadConfigExitsTwoAndRunsNothing) {
   EXPECT_NE(r.output.find("sweep.toml:9:1: unknown key 'batchsize' in [train]; did you mean 'batch_size'?"), std::string::npos)
       << r.output;
   EXPECT_FALSE(std::filesystem::exists(t / "out"));
+}
+
+TEST(SlowSweep, DamagedResultFilesAreNamedQuarantinedAndRecomputed) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(10));
+  ASSERT_EQ(test::run(run_cmd(t, "sweep.toml", "out")).code, kExitDone);
+  const auto original = test::read_runs(t / "out");
+  ASSERT_EQ(original.size(), 4u);
+  std::vector<std::filesystem::path> files;
+  for (const auto& [key, rec] : original) files.push_back(t / "out" / "runs" / (key + ".h5"));
+  // A truncated file, a flipped byte inside a curve's data, a file without its marker.
+  std::filesystem::resize_file(files[0], std::filesystem::file_size(files[0]) / 2);
+  test::flip_byte(files[1], test::chunk_offset(files[1], "/curves/train_loss") + 3, 0x40);
+  test::edit_hdf5_root(files[2], [](hid_t f) { ASSERT_GE(H5Adelete(f, "complete"), 0); });
+
+  auto merged = test::run({test::lrbench(), "merge", (t / "out").string()});
+  ASSERT_EQ(merged.code, kExitDone) << merged.output;
+  EXPECT_NE(merged.output.find(files[0].filename().string() + ": cannot open: truncated"), std::string::npos) << merged.output;
+  EXPECT_NE(merged.output.find(files[1].filename().string() + ": checksum error in /curves/train_loss"), std::string::npos)
+      << merged.output;
+  EXPECT_NE(merged.output.find(files[2].filename().string() + ": incomplete"), std::string::npos) << merged.output;
+  EXPECT_NE(merged.output.find("1 run(s), 3 bad file(s)"), std::string::npos) << merged.output;
+  auto report = test::run({test::lrbench(), "report", (t / "out").string()});
+  EXPECT_NE(report.output.find("bad result file"), std::string::npos) << report.output;
+
+  auto resumed = test::run(run_cmd(t, "sweep.toml", "out"));
+  ASSERT_EQ(resumed.code, kExitDone) << resumed.output;
+  EXPECT_NE(resumed.output.find("3 ran now"), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("1 were already finished"), std::string::npos) << resumed.output;
+  std::size_t quarantined = 0;
+  for (const auto& e : std::filesystem::directory_iterator(t / "out" / "quarantine"))
+    if (e.path().extension() != ".reason") ++quarantined;
+  EXPECT_EQ(quarantined, 3u);
+  const auto recomputed = test::read_runs(t / "out");
+  ASSERT_EQ(recomputed.size(), 4u);
+  for (const auto& [key, rec] : original) EXPECT_EQ(test::deterministic_difference(rec, recomputed.at(key)), "") << key;
 }
 
 TEST(SlowSweep, SigtermCheckpointsExitsThreeAndResumesBitIdentical) {
