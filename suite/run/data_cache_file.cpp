@@ -170,12 +170,8 @@ DataCacheCheck read_data_cache_file(const fs::path& path, const std::string& key
     TaskData d{read_split(root, "train"), read_split(root, "eval")};
     if (auto p = task_data_problem(d, info, eval_size); !p.empty()) throw BadData(p);
     out.data = std::move(d);
-  } catch (const BadData& bad) {
-    out.reason = bad.what();
-  } catch (const h5::Error& e) {
-    out.reason = "unreadable: " + e.operation() + " failed (" + e.stack() + ")";
   } catch (const std::exception& e) {
-    out.reason = std::string("unreadable: ") + e.what();
+    out.reason = validation_reason(e);
   }
   return out;
 }

@@ -141,12 +141,8 @@ RunFileCheck read_run_group(const h5::Object& group) {
       }
     }
     out.record = std::move(r);
-  } catch (const BadData& bad) {
-    out.reason = bad.what();
-  } catch (const h5::Error& e) {
-    out.reason = "unreadable: " + e.operation() + " failed (" + e.stack() + ")";
   } catch (const std::exception& e) {
-    out.reason = std::string("unreadable: ") + e.what();
+    out.reason = validation_reason(e);
   }
   return out;
 }
@@ -189,11 +185,8 @@ RunFileCheck read_run_file(const fs::path& path) {
     if (!file) return out;
     h5::Group root = h5::open_group(file, "/");
     out = read_run_group(root);
-  } catch (const h5::Error& e) {
-    out.reason = "unreadable: " + e.operation() + " failed (" + e.stack() + ")";
-    return out;
   } catch (const std::exception& e) {
-    out.reason = std::string("unreadable: ") + e.what();
+    out.reason = validation_reason(e);
     return out;
   }
   if (out.valid() && path.parent_path().filename() == "runs" && path.stem().string() != out.record->key) {

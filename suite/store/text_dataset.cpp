@@ -32,4 +32,11 @@ std::string read_text_dataset(const h5::Object& loc, const std::string& name, co
   return text;
 }
 
+std::string validation_reason(const std::exception& e) {
+  if (dynamic_cast<const BadData*>(&e)) return e.what();
+  if (const auto* h = dynamic_cast<const h5::Error*>(&e))
+    return "unreadable: " + h->operation() + " failed (" + h->stack() + ")";
+  return std::string("unreadable: ") + e.what();
+}
+
 }  // namespace lrb

@@ -16,6 +16,10 @@ class BadData : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The reason a validating reader gives for an exception it caught: BadData's own text, or
+// "unreadable: ..." with HDF5's error stack for an h5::Error.
+std::string validation_reason(const std::exception& e);
+
 void write_text_dataset(const h5::Object& loc, const std::string& name, const std::string& text);
 // Throws BadData naming `shown_as` (how the dataset is named in reasons, e.g. "/spec") when
 // the dataset is missing, not a checksummed string, damaged ("checksum error in /spec"),
