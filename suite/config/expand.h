@@ -20,6 +20,7 @@ struct SkippedCombination {
 struct ExpandedSweep {
   std::vector<RunSpec> runs;
   std::vector<SkippedCombination> skipped;
+  std::vector<ClaimSpec> claims;  // the sweep's claims, checked, with what each side expects
 };
 
 ExpandedSweep expand_sweep(const SweepSpec& spec);

@@ -404,6 +404,8 @@ class RunExecution {
       m["train_loss"] = sum / static_cast<double>(k);
     }
     m["steps_done"] = static_cast<double>(state_.step);
+    // The chance level of accuracy: what always answering the commonest class scores.
+    if (data_ && !run_.task_info.multilabel && data_->eval.size() > 0) m["eval_chance"] = majority_class_share(data_->eval.y);
     if (model_) {
       double params = 0;
       for (const auto& p : model_->parameters()) params += static_cast<double>(p.numel());
