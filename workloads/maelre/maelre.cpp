@@ -8,9 +8,18 @@
 //   block 1, heads [1,2,4,8] (mViT); the width doubles at each reduction;
 // - reductions sit between blocks (three of them), so the head sees block 4's tokens;
 // - 2-D grids reduce by sqrt(nu) per axis (nu = 4: stride 2, kernel 5);
-// - tau: "tau" scales the kernel-attention output by 1/tau with tau = sqrt(N_b) (the
-//   paper's scaling; `tau` > 0 fixes it), "row" uses Katharopoulos et al.'s row normaliser;
+// - tau (Eq. 2 has a row normaliser Z' and tau = sqrt(N_b); the paper does not say where
+//   tau acts once Z' is there, since a scalar on the output cancels against Z'):
+//     row-input  Z' with tau on psi's inputs, psi(q/sqrt(tau)) and psi(k/sqrt(tau)): tau
+//                is a temperature (our default, kDefaultTauMode, pending a tau study);
+//     row        Z' alone (Katharopoulos et al.), no tau;
+//     output     out / tau, no Z' (the earlier default here): not an average of the values;
+//   `tau` = 0 is sqrt(N_b) counted over each sample's real keys, > 0 fixes it (for sweeps);
 // - learned positions added after the stem; head = mean pool, LayerNorm, Linear.
+//
+// FLOPs (multiply-add = 2): the stem; per layer the q/k/v, output and MLP products and the
+// attention as its kernel computes it (softmax: QK^T and AV; linear: linear_attention_flops,
+// which counts Z' and the tau scaling); each reduction (reduction_flops); the head's Linear.
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 
@@ -32,6 +41,9 @@ struct BlockPlan {
   std::vector<std::int64_t> grid;
   bool linear;  // which attention the switch (or the policy) chose
 };
+
+// The tau reading new runs get (see the header); one place to change it after a tau study.
+constexpr const char* kDefaultTauMode = "row-input";
 
 struct Plan {
   std::vector<BlockPlan> blocks;
@@ -142,13 +154,14 @@ class Maelre final : public Model {
 
 double maelre_flops(const json& o, const TaskInfo& task) {
   const Plan p = plan_of(o, task);
+  const LinearNormalization norm = parse_linear_normalization(p.tau_mode);
   double f = stem_flops(task, p.stem);
   for (std::size_t b = 0; b < p.blocks.size(); ++b) {
     const auto& bp = p.blocks[b];
     const double n = static_cast<double>(bp.tokens), d = static_cast<double>(bp.dim);
-    const double dh = d / static_cast<double>(bp.heads);
-    // Kernel attention: psi(K)^T V and psi(Q) (KV) per head, d_h x d_h each; softmax: QK^T and AV.
-    const double attn = bp.linear ? 2 * 2 * n * d * dh : 2 * 2 * n * n * d;
+    // Softmax: QK^T and AV over all heads; linear: as linear_attention computes it.
+    const double attn = bp.linear ? linear_attention_flops(n, n, d, static_cast<double>(bp.heads), norm)
+                                  : 2 * 2 * n * n * d;
     f += static_cast<double>(bp.depth) * encoder_layer_flops(n, d, static_cast<double>(p.mlp_ratio), attn);
     if (b + 1 < p.blocks.size()) f += reduction_flops(p.reduction, bp.grid, p.nu, bp.dim, 2 * bp.dim);
   }
@@ -174,8 +187,13 @@ ModelEntry maelre_entry() {
       {"heads", OptionType::IntList, json(), "heads per block (default [1, 2, 4, 8])", {}, 1, 256, true},
       {"attention", OptionType::String, json("auto"), "auto: linear where N_b > D_b, else softmax; linear / softmax: everywhere (the paper's ablations)", {"auto", "linear", "softmax"}},
       {"feature_map", OptionType::String, json("elu+1"), "non-negative feature map of the kernel attention", {"elu+1", "relu", "softplus"}},
-      {"tau_mode", OptionType::String, json("tau"), "tau: output scaled by 1/tau (tau = sqrt(N_b) unless set); row: Katharopoulos row normaliser", {"tau", "row"}},
-      {"tau", OptionType::Float, json(0.0), "fixed tau for tau_mode = tau (0: sqrt(N_b))", {}, 0.0, {}},
+      {"tau_mode", OptionType::String, json(kDefaultTauMode),
+       "where tau acts in the kernel attention (Eq. 2 has a row normaliser Z' and tau = sqrt(N_b); with Z' a "
+       "scalar on the output cancels, so the readings differ): row-input = Z' with psi(q/sqrt(tau)), "
+       "psi(k/sqrt(tau)), tau as a temperature (default); row = Z' alone (Katharopoulos et al.), no tau; "
+       "output = out / tau without Z', not a weighted average of the values (kept to compare with)",
+       {"row-input", "row", "output"}},
+      {"tau", OptionType::Float, json(0.0), "tau of tau_mode row-input or output: 0 = sqrt(N_b) (real keys of each sample), > 0 fixes it", {}, 0.0, {}},
       {"reduction", OptionType::String, json("conv"), "token reduction between blocks", {"conv", "avgpool", "linear-projection"}},
       {"nu", OptionType::Int, json(4), "reduction factor (tokens per reduced token; 2-D grids: sqrt(nu) per axis)", {}, 2, 64},
       {"mlp_ratio", OptionType::Int, json(4), "MLP hidden width / block width", {}, 1, 16},
@@ -200,6 +218,10 @@ ModelEntry maelre_entry() {
         throw OptionError(std::vector<std::string>{"heads", "dim"},
                           "block " + std::to_string(b + 1) + " has width " + std::to_string(dim) + ", not divisible by " +
                               std::to_string(heads[b]) + " heads");
+    if (o["tau"].get<double>() > 0 && o["tau_mode"] == "row")
+      throw OptionError(std::vector<std::string>{"tau", "tau_mode"},
+                        "tau_mode = \"row\" has no tau, so tau = " + o["tau"].dump() +
+                            " would change nothing; use tau_mode = \"row-input\" (or \"output\") to set tau, or leave tau at 0");
     const TaskInfo t = TaskInfo::from_json(ctx);
     const std::int64_t nu = o["nu"];
     if (t.modality == Modality::Grid) {

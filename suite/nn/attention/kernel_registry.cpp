@@ -94,10 +94,12 @@ std::vector<AttentionKernel> build() {
 
   all.push_back({"linear", "kernel (linear) attention: psi(q) (psi(K)^T V) / norm; no N x N tensor",
                  {{string_opt("feature_map", "elu+1", {"elu+1", "relu", "softplus"}, "non-negative feature map psi"),
-                   string_opt("normalization", "row", {"row", "tau"},
-                              "row: Katharopoulos et al.'s row normaliser (+eps); tau: divide by tau"),
-                   float_opt("tau", 0.0, "output scaling for normalization=tau; 0 means sqrt(real keys)"),
-                   float_opt("eps", 1e-6, "row normaliser's epsilon")}},
+                   string_opt("normalization", "row", {"row", "output", "row-input"},
+                              "row: Katharopoulos et al.'s row normaliser Z' (+eps), no tau; output: divide by "
+                              "tau, no Z' (not an average of v); row-input: Z' with psi(q/sqrt(tau)), "
+                              "psi(k/sqrt(tau)) (tau as a temperature)"),
+                   float_opt("tau", 0.0, "tau of output and row-input; 0 means sqrt(real keys)"),
+                   float_opt("eps", 1e-6, "epsilon added to the row normaliser Z'")}},
                  {"mask"},
                  [](const json& o, const AttentionTensors& in) {
                    reject(in, "linear", true, false, false);
