@@ -1,6 +1,7 @@
 // Model-specific properties the zoo test (model_zoo_test.cpp) cannot see: FLOP counts
 // against their formulas and their growth in N, BigBird's seeded random tables,
-// Longformer's window and global CLS, mViT's stage plan, MAELRE's attention switch.
+// Longformer's window and global CLS, mViT's stage plan, reference defaults and padding,
+// MAELRE's reductions, tau readings and attention switch.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -60,6 +61,18 @@ std::shared_ptr<Model> build(const std::string& name, const TaskInfo& t, const j
   return m;
 }
 
+double parameters(const Model& m) {
+  double n = 0;
+  for (const auto& p : m.parameters()) n += static_cast<double>(p.numel());
+  return n;
+}
+
+bool has_parameter(const Model& m, const std::string& name) {
+  for (const auto& p : m.named_parameters())
+    if (p.key() == name) return true;
+  return false;
+}
+
 // ---- FLOPs ----------------------------------------------------------------------------
 
 TEST(ModelFlops, TransformerLayerMatchesTextbookFormula) {
@@ -115,6 +128,36 @@ TEST(ModelFlops, EveryModelReportsPositiveFlopsAndParameters) {
     for (const auto& p : e.make(o, t)->parameters()) params += p.numel();
     EXPECT_GT(params, 0) << name;
   }
+}
+
+TEST(ModelFlops, MaelreMatchesItsFormula) {
+  // One block of one layer at N = 64 > D = 16 (linear attention), 2 heads, nu = 4: the
+  // layer's products, the kernel attention per reading, the conv reduction (64 -> 16 tokens,
+  // 16 -> 32 channels, kernel 9) after the block or not, and the head.
+  const ModelEntry& e = entry("maelre");
+  const TaskInfo t = token_task(64);
+  const double N = 64, D = 16, dh = 8, r = 4, C = static_cast<double>(t.num_classes);
+  const double layer = 2 * N * D * 3 * D + 2 * N * D * D + 2 * 2 * N * D * r * D;
+  const double products = 2 * N * D * dh + 2 * N * D * dh;      // psi(K)^T V, psi(Q) S
+  const double normaliser = N * D + 2 * N * D + N * D;           // sum psi(k), psi(Q) z, division
+  const std::map<std::string, double> attention = {
+      {"row", products + normaliser},
+      {"row-input", products + normaliser + 2 * N * D},  // q and k scaled by 1/sqrt(tau)
+      {"output", products + N * D}};                     // / tau
+  const double reduction = 2 * (N / 4) * (2 * D) * D * 9;
+  for (const auto& [mode, attn] : attention) {
+    const json base = {{"dim", 16}, {"depths", {1}}, {"heads", {2}}, {"tau_mode", mode}};
+    json between = base;
+    between["reductions"] = "between";
+    EXPECT_EQ(e.flops(resolved(e, t, base), t), layer + attn + reduction + 2 * (2 * D) * C) << mode;
+    EXPECT_EQ(e.flops(resolved(e, t, between), t), layer + attn + 2 * D * C) << mode;
+  }
+  // Softmax where N <= D: QK^T and AV, no normaliser term.
+  const TaskInfo short_task = token_task(12);
+  const double n = 12;
+  const json one = {{"dim", 16}, {"depths", {1}}, {"heads", {2}}, {"reductions", "between"}};
+  EXPECT_EQ(e.flops(resolved(e, short_task, one), short_task),
+            2 * n * D * 3 * D + 2 * n * D * D + 2 * 2 * n * D * r * D + 2 * 2 * n * n * D + 2 * D * C);
 }
 
 // ---- BigBird --------------------------------------------------------------------------
@@ -345,6 +388,103 @@ TEST(ModelMaelre, SwitchFiresWhereTokensExceedTheWidth) {
     const json p = build("maelre", t, {{"dim", 16}, {"heads", {1, 2, 2, 4}}, {"attention", policy}})->records();
     for (const auto& b : p["blocks"]) EXPECT_EQ(b["attention"], policy);
   }
+}
+
+TEST(ModelMaelre, ReducesAfterEveryBlockLikeThePaper) {
+  // Four blocks, four reductions: the head sees N / 4^4 tokens at 16x the first width.
+  // "between" keeps the three reductions between blocks; the blocks' N_b and D_b (and so
+  // the switch) are the same in both layouts.
+  const TaskInfo t = token_task(256);
+  const json o = {{"dim", 16}, {"heads", {1, 2, 2, 4}}};
+  auto paper = build("maelre", t, o);
+  json between_options = o;
+  between_options["reductions"] = "between";
+  auto between = build("maelre", t, between_options);
+  const json a = paper->records(), b = between->records();
+  EXPECT_EQ(a["reductions"], 4);
+  EXPECT_EQ(b["reductions"], 3);
+  EXPECT_EQ(a["blocks"], b["blocks"]);
+  EXPECT_EQ(column(a["blocks"], "tokens"), (std::vector<json>{256, 64, 16, 4}));
+  EXPECT_EQ(column(a["blocks"], "dim"), (std::vector<json>{16, 32, 64, 128}));
+  EXPECT_EQ(column(a["blocks"], "attention"), (std::vector<json>{"linear", "linear", "softmax", "softmax"}));
+  EXPECT_EQ(a["head"], json({{"tokens", 1}, {"dim", 256}, {"grid", {1}}}));
+  EXPECT_EQ(b["head"], json({{"tokens", 4}, {"dim", 128}, {"grid", {4}}}));
+  // The fourth reduction (conv 128 -> 256, kernel 9, with bias) and the wider head
+  // (LayerNorm and Linear).
+  const double classes = static_cast<double>(t.num_classes);
+  EXPECT_EQ(parameters(*paper) - parameters(*between), 128.0 * 256 * 9 + 256 + (256.0 - 128) * (2 + classes));
+  EXPECT_TRUE(has_parameter(*paper, "reduce3.conv.weight"));
+  EXPECT_FALSE(has_parameter(*between, "reduce3.conv.weight"));
+  torch::manual_seed(2);
+  const at::Tensor x = at::randint(0, t.vocab_size, {2, 256}, at::kLong);
+  at::NoGradGuard no_grad;
+  EXPECT_EQ(paper->forward(x).sizes(), (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(resolved(entry("maelre"), t, json::object())["reductions"], "after-each");
+}
+
+TEST(ModelMaelre, ShortInputsRunUnderEveryLayoutAndOperator) {
+  // A reduction never leaves fewer than one token: a group shorter than nu (or a single
+  // token) is zero-padded into one token, as the strided convolution computes it. So short
+  // inputs, down to one token, build, run forward and backward, and agree with the plan.
+  struct Input {
+    TaskInfo task;
+    std::vector<std::int64_t> shape;
+  };
+  std::vector<Input> inputs;
+  for (std::int64_t n : {1, 2, 3, 5, 17}) inputs.push_back({token_task(n, 16, 0), {2, n}});
+  for (auto hw : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {3, 2}, {5, 9}})
+    inputs.push_back({grid_task(1, hw.first, hw.second), {2, 1, hw.first, hw.second}});
+  for (const auto& in : inputs)
+    for (const std::string layout : {"after-each", "between"})
+      for (const std::string op : {"conv", "avgpool", "linear-projection"}) {
+        SCOPED_TRACE(layout + " " + op + " input " + json(in.shape).dump());
+        const json o = {{"dim", 8}, {"heads", {1, 2, 2, 4}}, {"reductions", layout}, {"reduction", op}, {"patch", 1}};
+        const ModelEntry& e = entry("maelre");
+        const json r = resolved(e, in.task, o);
+        EXPECT_GT(e.flops(r, in.task), 0);
+        torch::manual_seed(4);
+        auto model = e.make(r, in.task);
+        at::Tensor x = in.task.modality == Modality::Tokens ? at::randint(1, 16, in.shape, at::kLong)
+                                                            : at::randn(in.shape);
+        if (in.task.modality == Modality::Tokens && in.shape[1] > 1) x[1][in.shape[1] - 1].fill_(0);  // padding
+        const at::Tensor logits = model->forward(x);
+        ASSERT_EQ(logits.sizes(), (std::vector<std::int64_t>{2, 3}));
+        EXPECT_TRUE(logits.isfinite().all().item<bool>());
+        logits.sum().backward();
+        if (layout == "after-each") EXPECT_EQ(model->records()["head"]["tokens"], 1);
+      }
+}
+
+TEST(ModelMaelre, TauReadingsAreOptions) {
+  const ModelEntry& e = entry("maelre");
+  const TaskInfo t = token_task(64);
+  EXPECT_EQ(resolved(e, t, json::object())["tau_mode"], "row-input");
+  EXPECT_EQ(resolved(e, t, {{"tau_mode", "output"}, {"tau", 2.5}})["tau"], 2.5);
+  // row has no tau: a fixed tau with it is an error that names both options.
+  try {
+    resolved(e, t, {{"tau_mode", "row"}, {"tau", 2.0}});
+    ADD_FAILURE() << "tau with tau_mode = row was accepted";
+  } catch (const OptionError& err) {
+    EXPECT_EQ(err.options, (std::vector<std::string>{"tau", "tau_mode"}));
+    EXPECT_NE(std::string(err.what()).find("row-input"), std::string::npos) << err.what();
+  }
+  // The reading reaches the kernel: one linear block, same weights. row-input at tau = 1
+  // is row; the default (tau = sqrt(64) = 8) and output differ from it and from each other.
+  torch::manual_seed(6);
+  const at::Tensor x = at::randint(0, t.vocab_size, {2, 64}, at::kLong);
+  auto out = [&](const json& extra) {
+    json o = {{"dim", 16}, {"depths", {1}}, {"heads", {2}}, {"attention", "linear"}};
+    for (const auto& [k, v] : extra.items()) o[k] = v;
+    at::NoGradGuard no_grad;
+    return build("maelre", t, o)->forward(x);
+  };
+  const at::Tensor row = out({{"tau_mode", "row"}});
+  EXPECT_TRUE(at::equal(out({{"tau_mode", "row-input"}, {"tau", 1.0}}), row));
+  const at::Tensor automatic = out(json::object()), output = out({{"tau_mode", "output"}});
+  EXPECT_FALSE(at::allclose(automatic, row));
+  EXPECT_FALSE(at::allclose(output, row));
+  EXPECT_FALSE(at::allclose(output, automatic));
+  EXPECT_TRUE(at::allclose(automatic, out({{"tau", 8.0}}), 1e-6, 1e-7));
 }
 
 TEST(ModelMaelre, PoliciesTakeThePathsTheyName) {

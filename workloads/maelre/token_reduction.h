@@ -1,6 +1,6 @@
 #pragma once
-// MAELRE's token reduction between blocks: cuts the token count by nu and doubles the
-// width. On a 1-D grid, groups of nu tokens; on a 2-D grid, sqrt(nu) per axis (nu = 4:
+// MAELRE's token reduction (after each block, or between blocks): cuts the token count by
+// nu and doubles the width. On a 1-D grid, groups of nu tokens; on a 2-D grid, sqrt(nu) per axis (nu = 4:
 // stride 2 per axis, 4x fewer tokens). Operators (an option, as in the paper's ablation):
 //   conv               strided convolution, kernel 2s+1, stride s (the paper's choice)
 //   avgpool            average of each group (real tokens only), then a linear map to 2D
