@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "baselines/longformer.h"
+#include "suite/nn/input_stem.h"
 #include "suite/registry/registry.h"
 #include "suite/run/model.h"
 
@@ -316,6 +317,13 @@ TEST(ModelMvit, StagesFollowThePresetOnGrids) {
     }
     EXPECT_EQ(b[1]["stride_q"], 2);
     EXPECT_EQ(b[2]["stride_q"], 1);
+    // Q pooled in every block (v2) or only where strided (v1), as the references do.
+    EXPECT_EQ(b[1]["kernel_q"], 3);
+    EXPECT_EQ(b[2]["kernel_q"], name == "mvit1" ? 1 : 3);
+    EXPECT_EQ(b[0]["kernel_q"], name == "mvit1" ? 1 : 3);
+    EXPECT_EQ(has_parameter(*model, "block2.attn.pool_q"), name == "mvit2");
+    EXPECT_TRUE(has_parameter(*model, "block1.attn.pool_q"));
+    EXPECT_TRUE(has_parameter(*model, "block2.attn.pool_k"));
     torch::manual_seed(1);
     at::NoGradGuard no_grad;
     EXPECT_EQ(model->forward(at::randn({2, 3, 64, 64})).sizes(), (std::vector<std::int64_t>{2, 3}));
@@ -337,6 +345,63 @@ TEST(ModelMvit, StagesPoolAlongOneDimensionalSequences) {
   EXPECT_EQ(model->forward(x).sizes(), (std::vector<std::int64_t>{2, 3}));
 }
 
+TEST(ModelMvit, PositionsAndHeadFollowTheReference) {
+  // v1: learned absolute positions; v2: none (its relative positions carry position), with
+  // abs_pos to put them back (the v2 paper's ablation).
+  const TaskInfo t = grid_task(3, 32, 32);
+  auto v1 = build("mvit1", t, {{"dim", 8}});
+  auto v2 = build("mvit2", t, {{"dim", 8}});
+  auto v2_abs = build("mvit2", t, {{"dim", 8}, {"abs_pos", true}});
+  EXPECT_TRUE(has_parameter(*v1, "stem.pos"));
+  EXPECT_FALSE(has_parameter(*v2, "stem.pos"));
+  EXPECT_TRUE(has_parameter(*v2_abs, "stem.pos"));
+  EXPECT_EQ(parameters(*v2_abs) - parameters(*v2), 8.0 * 8 * 8);  // an 8 x 8 token grid, width 8
+  EXPECT_EQ(v1->records()["abs_pos"], true);
+  EXPECT_EQ(v2->records()["abs_pos"], false);
+
+  // The head normalises every token, then averages (the reference's order).
+  torch::manual_seed(3);
+  ClassifierHead head(6, 3, false, true);
+  for (auto& p : head->parameters()) {
+    at::NoGradGuard no_grad;
+    p.normal_();
+  }
+  const at::Tensor x = at::randn({2, 5, 6}) * at::arange(1, 6).view({1, 5, 1});  // tokens of unequal scale
+  const at::Tensor keep = at::tensor({1, 1, 1, 0, 0, 1, 1, 1, 1, 1}, at::kLong).view({2, 5}).gt(0);
+  auto params = head->named_parameters();
+  auto norm = [&](const at::Tensor& y) {
+    return at::layer_norm(y, {6}, params["norm.weight"], params["norm.bias"]);
+  };
+  auto linear = [&](const at::Tensor& y) { return at::linear(y, params["linear.weight"], params["linear.bias"]); };
+  at::NoGradGuard no_grad;
+  const at::Tensor got = head->forward(x, keep);
+  EXPECT_TRUE(at::allclose(got, linear(masked_mean(norm(x), keep)), 1e-5, 1e-6));
+  EXPECT_FALSE(at::allclose(got, linear(norm(masked_mean(x, keep))), 1e-3, 1e-3));
+}
+
+TEST(ModelMvit, PaddingActsAsTheEndOfTheSequence) {
+  // A sample padded at its end gets the logits of the same sample unpadded: padded keys are
+  // masked in every pooling attention, padding is the pooling's border, the strided skip
+  // and the mean see real tokens only. Without absolute positions and rel-pos tables (both
+  // sized by the grid) the two models have the same weights. 33 real tokens of 64: the
+  // sequence stays odd at every pooling (33, 17, 9, 5), so every pooled window of the short
+  // sequence has its twin in the padded one.
+  const TaskInfo padded_task = token_task(64, 16, 0), short_task = token_task(33, 16, 0);
+  torch::manual_seed(8);
+  const at::Tensor real = at::randint(1, 16, {2, 33}, at::kLong);
+  const at::Tensor padded = at::cat({real, at::zeros({2, 31}, at::kLong)}, 1);
+  for (const std::string name : {"mvit1", "mvit2"})
+    for (const std::string mode : {"conv", "max", "avg"}) {
+      SCOPED_TRACE(name + " " + mode);
+      json o = {{"preset", "tiny"}, {"dim", 8}, {"abs_pos", false}, {"pool_mode", mode}};
+      if (name == "mvit2") o["rel_pos"] = false;
+      at::NoGradGuard no_grad;
+      const at::Tensor a = build(name, padded_task, o)->forward(padded);
+      const at::Tensor b = build(name, short_task, o)->forward(real);
+      EXPECT_TRUE(at::allclose(a, b, 1e-4, 1e-5)) << (a - b).abs().max().item<double>();
+    }
+}
+
 TEST(ModelMvit, RejectsOptionsThatBreakTheGrid) {
   const TaskInfo t = grid_task(3, 32, 32);
   EXPECT_THROW(resolved(entry("mvit2"), t, {{"q_stride", 3}}), OptionError);
@@ -348,9 +413,8 @@ TEST(ModelMvit, RejectsOptionsThatBreakTheGrid) {
 TEST(ModelMvit, ImageNetSizesMatchThePublishedOnes) {
   // ImageNet, 224 x 224: MViTv2-T/S/B 4.7/7.0/10.2 G multiply-adds and 24/35/52 M parameters
   // (arXiv 2112.01526, Table 3); MViT-B-16 (v1, depths [1,2,11,2] = preset S) 7.8 G and
-  // 37 M (arXiv 2104.11227). FLOPs = 2 x multiply-adds; our parameters add the stem's learned
-  // positions (3136 x 96), which v2 does not have. Building the models is the slow part:
-  // parameters are checked for one model per version.
+  // 37 M (arXiv 2104.11227). FLOPs = 2 x multiply-adds. Building the models is the slow
+  // part: parameters are checked for one model per version.
   struct Published {
     std::string model, preset;
     double gmacs, mparams;  // mparams 0: not built here
