@@ -153,6 +153,9 @@ TEST(ModelFlops, MaelreMatchesItsFormula) {
     EXPECT_EQ(e.flops(resolved(e, t, base), t), layer + attn + reduction + 2 * (2 * D) * C) << mode;
     EXPECT_EQ(e.flops(resolved(e, t, between), t), layer + attn + 2 * D * C) << mode;
   }
+  // No merging: the reduction is a per-token linear map D -> 2D over all N tokens.
+  const json none = {{"dim", 16}, {"depths", {1}}, {"heads", {2}}, {"tau_mode", "row"}, {"reduction", "none"}};
+  EXPECT_EQ(e.flops(resolved(e, t, none), t), layer + attention.at("row") + 2 * N * D * 2 * D + 2 * (2 * D) * C);
   // Softmax where N <= D: QK^T and AV, no normaliser term.
   const TaskInfo short_task = token_task(12);
   const double n = 12;
@@ -500,7 +503,7 @@ TEST(ModelMaelre, ShortInputsRunUnderEveryLayoutAndOperator) {
     inputs.push_back({grid_task(1, hw.first, hw.second), {2, 1, hw.first, hw.second}});
   for (const auto& in : inputs)
     for (const std::string layout : {"after-each", "between"})
-      for (const std::string op : {"conv", "avgpool", "linear-projection"}) {
+      for (const std::string op : {"conv", "avgpool", "linear-projection", "none"}) {
         SCOPED_TRACE(layout + " " + op + " input " + json(in.shape).dump());
         const json o = {{"dim", 8}, {"heads", {1, 2, 2, 4}}, {"reductions", layout}, {"reduction", op}, {"patch", 1}};
         const ModelEntry& e = entry("maelre");
@@ -515,8 +518,29 @@ TEST(ModelMaelre, ShortInputsRunUnderEveryLayoutAndOperator) {
         ASSERT_EQ(logits.sizes(), (std::vector<std::int64_t>{2, 3}));
         EXPECT_TRUE(logits.isfinite().all().item<bool>());
         logits.sum().backward();
-        if (layout == "after-each") EXPECT_EQ(model->records()["head"]["tokens"], 1);
+        const std::int64_t tokens = in.task.modality == Modality::Tokens ? in.shape[1] : in.shape[2] * in.shape[3];
+        if (op == "none") EXPECT_EQ(model->records()["head"]["tokens"], tokens);
+        else if (layout == "after-each") EXPECT_EQ(model->records()["head"]["tokens"], 1);
       }
+}
+
+TEST(ModelMaelre, NoReductionKeepsEveryToken) {
+  // The ablation without token merging: N_b = N in every block, the width still doubles
+  // (a per-token linear map), so the switch sees N > D_b until D_b reaches N.
+  const TaskInfo t = token_task(128, 16, 0);
+  auto model = build("maelre", t, {{"dim", 16}, {"heads", {1, 2, 2, 4}}, {"reduction", "none"}});
+  const json r = model->records();
+  EXPECT_EQ(column(r["blocks"], "tokens"), (std::vector<json>{128, 128, 128, 128}));
+  EXPECT_EQ(column(r["blocks"], "dim"), (std::vector<json>{16, 32, 64, 128}));
+  EXPECT_EQ(column(r["blocks"], "attention"), (std::vector<json>{"linear", "linear", "linear", "softmax"}));
+  EXPECT_EQ(r["head"], json({{"tokens", 128}, {"dim", 256}, {"grid", {128}}}));
+  torch::manual_seed(2);
+  at::Tensor x = at::randint(1, 16, {2, 128}, at::kLong);
+  x[1].narrow(0, 100, 28).fill_(0);  // padding stays masked through the blocks
+  at::NoGradGuard no_grad;
+  const at::Tensor y = model->forward(x);
+  EXPECT_EQ(y.sizes(), (std::vector<std::int64_t>{2, 3}));
+  EXPECT_TRUE(y.isfinite().all().item<bool>());
 }
 
 TEST(ModelMaelre, TauReadingsAreOptions) {

@@ -12,6 +12,8 @@
 //   versions of this suite. A reduction keeps at least one token: a group shorter than nu
 //   (the end of the sequence, or a sequence already down to one token) is zero-padded and
 //   becomes one token, exactly as the strided convolution computes it;
+// - reduction = "none" (the paper's ablation without token merging) keeps every token and
+//   doubles the width with a per-token linear map, so blocks keep the paper's widths and heads;
 // - 2-D grids reduce by sqrt(nu) per axis (nu = 4: stride 2, kernel 5);
 // - tau (Eq. 2 has a row normaliser Z' and tau = sqrt(N_b); the paper does not say where
 //   tau acts once Z' is there, since a scalar on the output cancels against Z'):
@@ -86,7 +88,7 @@ Plan plan_of(const json& o, const TaskInfo& task) {
     const bool linear = policy == "linear" || (policy == "auto" && n > dim);
     p.blocks.push_back({n, dim, heads[b], depths[b], grid, linear});
     if (b + 1 < depths.size() || p.reduce_after_last) {
-      grid = reduced_grid(grid, p.nu);
+      grid = reduced_grid(grid, p.nu, p.reduction);
       dim *= 2;
     }
   }
@@ -216,7 +218,10 @@ ModelEntry maelre_entry() {
       {"reductions", OptionType::String, json("after-each"),
        "where the token reductions sit: after-each block (the paper: four, the head sees N/nu^4 tokens) or "
        "between blocks (three)", {"after-each", "between"}},
-      {"reduction", OptionType::String, json("conv"), "token reduction operator", {"conv", "avgpool", "linear-projection"}},
+      {"reduction", OptionType::String, json("conv"),
+       "token reduction operator (the paper's ablation): strided conv, group average + linear, group concatenation + "
+       "linear, or none (no merging: tokens kept, a per-token linear map doubles the width)",
+       {"conv", "avgpool", "linear-projection", "none"}},
       {"nu", OptionType::Int, json(4), "reduction factor (tokens per reduced token; 2-D grids: sqrt(nu) per axis)", {}, 2, 64},
       {"mlp_ratio", OptionType::Int, json(4), "MLP hidden width / block width", {}, 1, 16},
       {"dropout", OptionType::Float, json(0.0), "dropout on residual branches", {}, 0.0, 0.9},
