@@ -3,7 +3,7 @@
 // defaults follow the authors' reference code (PySlowFast for v1's ImageNet MViT-B-16,
 // facebookresearch/mvit for v2).
 //
-// Layout (MODELS.md): stem -> stages of pooling-attention blocks -> LayerNorm on every token
+// Layout: stem -> stages of pooling-attention blocks -> LayerNorm on every token
 // -> class token or mean -> Linear (the reference normalises, then pools).
 // - Stem: the shared InputStem with patch 4 (default) is MViT's patch stem: conv kernel 7,
 //   stride 4, padding 3 (2-D), and the same along a 1-D signal; token ids are embedded.
