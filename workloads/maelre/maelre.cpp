@@ -209,10 +209,11 @@ ModelEntry maelre_entry() {
       {"attention", OptionType::String, json("auto"), "auto: linear where N_b > D_b, else softmax; linear / softmax: everywhere (the paper's ablations)", {"auto", "linear", "softmax"}},
       {"feature_map", OptionType::String, json("elu+1"), "non-negative feature map of the kernel attention", {"elu+1", "relu", "softplus"}},
       {"tau_mode", OptionType::String, json(kDefaultTauMode),
-       "where tau acts in the kernel attention (Eq. 2 has a row normaliser Z' and tau = sqrt(N_b); with Z' a "
-       "scalar on the output cancels, so the readings differ): row-input = Z' with psi(q/sqrt(tau)), "
-       "psi(k/sqrt(tau)), tau as a temperature (default); row = Z' alone (Katharopoulos et al.), no tau; "
-       "output = out / tau without Z', not a weighted average of the values (kept to compare with)",
+       "where tau acts in the kernel attention. Eq. 2 has a row normaliser Z' and tau = sqrt(N_b), but with Z' a "
+       "scalar 1/tau on the output cancels. row-input keeps both: Z' with psi(q/sqrt(tau)), psi(k/sqrt(tau)), tau "
+       "as a temperature on q.k; row is Z' without tau, the linear attention of Katharopoulos et al. that MAELRE "
+       "builds on; output is out/tau without Z', the plain scaling earlier runs used, kept to compare with (its "
+       "output is not a weighted average of the values)",
        {"row-input", "row", "output"}},
       {"tau", OptionType::Float, json(0.0), "tau of tau_mode row-input or output: 0 = sqrt(N_b) (real keys of each sample), > 0 fixes it", {}, 0.0, {}},
       {"reductions", OptionType::String, json("after-each"),
