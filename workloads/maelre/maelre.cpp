@@ -38,6 +38,7 @@
 #include "suite/nn/input_stem.h"
 #include "suite/registry/registry.h"
 #include "suite/run/model.h"
+#include "suite/runtime/counting_allocator.h"
 #include "workloads/maelre/token_reduction.h"
 
 namespace lrb {
@@ -109,10 +110,18 @@ struct LayerImpl : torch::nn::Module {
 
   at::Tensor forward(const at::Tensor& x, const at::Tensor& keep) {
     return encoder->forward(x, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor&) {
-      return linear ? linear_attention(q, k, v, lin, keep) : softmax_attention(q, k, v, keep);
+      if (!is_training() || !CpuMemoryCounter::installed())
+        return linear ? linear_attention(q, k, v, lin, keep) : softmax_attention(q, k, v, keep);
+      // The reviewers' test of Eq. 2's memory: the peak around the attention module in a
+      // training step (what it allocates and keeps for the backward pass), above its inputs.
+      PeakScope scope;
+      at::Tensor out = linear ? linear_attention(q, k, v, lin, keep) : softmax_attention(q, k, v, keep);
+      attention_peak = std::max(attention_peak, scope.peak_above_base());
+      return out;
     });
   }
 
+  std::int64_t attention_peak = 0;  // bytes, since reset_figures()
   bool linear;
   LinearAttentionOptions lin;
   EncoderLayer encoder;
@@ -153,6 +162,21 @@ class Maelre final : public Model {
   }
 
   // Where the switch fired: a report can show which attention each block ran.
+  void reset_figures() override {
+    for (auto& block : layers_)
+      for (auto& layer : block) layer->attention_peak = 0;
+  }
+
+  // attention_peak_bytes: the largest attention call of the measured training steps (on CPU,
+  // from the counting allocator; absent where it is not installed, e.g. on a GPU).
+  std::map<std::string, double> figures() const override {
+    std::int64_t peak = 0;
+    for (const auto& block : layers_)
+      for (const auto& layer : block) peak = std::max(peak, layer->attention_peak);
+    if (peak <= 0) return {};
+    return {{"attention_peak_bytes", static_cast<double>(peak)}};
+  }
+
   nlohmann::json records() const override {
     nlohmann::json blocks = nlohmann::json::array();
     for (const auto& b : plan_.blocks)
