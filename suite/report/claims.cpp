@@ -10,6 +10,7 @@
 
 #include "suite/core/text.h"
 #include "suite/report/cells.h"
+#include "suite/report/efficiency.h"
 #include "suite/report/text_format.h"
 #include "suite/stats/multiple_testing.h"
 #include "suite/stats/paired.h"
@@ -276,6 +277,20 @@ std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, c
   return out;
 }
 
+namespace {
+
+// A difference in the metric's own unit: "-6.70 MiB", "+12.3 ms", "+0.0125".
+std::string signed_in_unit(const std::string& metric, double v) {
+  for (const auto& em : efficiency_metrics())
+    if (metric == em.name && (em.unit == EfficiencyUnit::kBytes || em.unit == EfficiencyUnit::kSeconds)) {
+      const std::string magnitude = format_efficiency(em, std::fabs(v));
+      return (v < 0 ? "-" : "+") + magnitude;
+    }
+  return format_signed(v);
+}
+
+}  // namespace
+
 std::string claim_evidence(const ClaimResult& r) {
   if (!r.estimate) return "–";
   const double level = r.confidence * 100.0;
@@ -283,8 +298,9 @@ std::string claim_evidence(const ClaimResult& r) {
   switch (r.claim.kind) {
     case ClaimKind::Better:
     case ClaimKind::NotWorse: {
-      std::string s = "Δ = " + format_signed(*r.estimate);
-      if (r.interval) s += fmt::format(" [{}, {}] ({} t)", format_signed(r.interval->lo), format_signed(r.interval->hi), pct);
+      const std::string& m = r.claim.metric;
+      std::string s = "Δ = " + signed_in_unit(m, *r.estimate);
+      if (r.interval) s += fmt::format(" [{}, {}] ({} t)", signed_in_unit(m, r.interval->lo), signed_in_unit(m, r.interval->hi), pct);
       if (r.p_holm) s += ", p (Holm) = " + format_p(*r.p_holm);
       return s;
     }
