@@ -2,7 +2,8 @@
 // SIGTERM, SIGUSR1 and SIGINT only set a flag (async-signal-safe); the runner polls it at
 // step boundaries and inside long evaluation loops, checkpoints, and exits with
 // kExitStopped. A second SIGINT while a stop is pending ends the process at once (the
-// default action), for a user who does not want to wait for the checkpoint.
+// default action), for a user who does not want to wait for the checkpoint. A signal that
+// was ignored when the process started (SIGINT for a shell's background job) stays ignored.
 //
 // `lrbench` installs the handlers before anything else runs (before the libraries' static
 // initialisers: see suite/cli/main.cpp), so a signal during start-up is a stop like any

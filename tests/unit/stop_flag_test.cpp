@@ -61,5 +61,19 @@ TEST(StopFlag, ReleasedHandlersDeliverAPendingStopWithItsDefaultAction) {
   EXPECT_EQ(WTERMSIG(status), SIGTERM);
 }
 
+TEST(StopFlag, ASigintIgnoredAtStartStaysIgnored) {
+  const int status = status_of([] {
+    signal(SIGINT, SIG_IGN);  // as a shell starts a background job
+    clear_stop_request();
+    install_stop_handlers();
+    raise(SIGINT);
+    if (stop_requested()) return 10;
+    raise(SIGTERM);
+    return stop_signal() == SIGTERM ? 3 : 11;
+  });
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+}
+
 }  // namespace
 }  // namespace lrb
