@@ -25,7 +25,9 @@
 
 namespace lrb {
 
-inline constexpr int kDataCacheFormat = 1;
+// 2: the file carries a whole-file digest. The format is part of every cache key, so files
+// of another format are never read (an older lrbench sharing the folder keeps its own).
+inline constexpr int kDataCacheFormat = 2;
 
 // Writes `data` to `path` atomically, with a whole-file digest (suite/core/file_digest.h)
 // that readers check before HDF5 opens the file. Throws h5::Error, EnvironmentError (the
