@@ -233,7 +233,7 @@ TEST(MpiSweep, KillNineOfOneRankThenRerunCompletesEveryRunOnce) {
   ASSERT_GE(finished.size(), 2u);
   std::vector<pid_t> ranks;
   for (pid_t c : children_of(job.pid()))
-    if (std::filesystem::read_symlink("/proc/" + std::to_string(c) + "/exe").filename() == "lrbench") ranks.push_back(c);
+    if (std::filesystem::read_symlink("/proc/" + std::to_string(c) + "/exe").filename() == "lrbench-core") ranks.push_back(c);
   ASSERT_EQ(ranks.size(), 2u) << job.output();
   kill(ranks.back(), SIGKILL);
   const int code = job.wait(120s);
