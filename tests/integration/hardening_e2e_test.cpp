@@ -173,6 +173,11 @@ TEST(SlowHardening, AFullDiskFailsWithExitOneAndLeavesNothingHalfWritten) {
   EXPECT_NE(run.output.find("File too large"), std::string::npos) << run.output;
   EXPECT_TRUE(temporaries_in(t / "out").empty()) << temporaries_in(t / "out")[0];
   EXPECT_TRUE(test::read_runs(t / "out").empty());
+  // Not even the manifest fits: an environment failure (1), not a configuration error (2).
+  auto manifest = test::run(with_file_limit(0, run_cmd(t, "nothing")));
+  EXPECT_EQ(manifest.code, kExitInternal) << manifest.output;
+  EXPECT_NE(manifest.output.find("sweep.json"), std::string::npos) << manifest.output;
+  EXPECT_TRUE(temporaries_in(t / "nothing").empty());
   // With room again, the same command completes the sweep.
   ASSERT_EQ(test::run(run_cmd(t)).code, kExitDone);
   EXPECT_EQ(test::read_runs(t / "out").size(), 4u);
