@@ -24,6 +24,14 @@ int validate(const std::string& file) {
     fmt::print("{} combination(s) skipped:\n", ex.skipped.size());
     for (const auto& s : ex.skipped) fmt::print("  {}: {}\n", s.what, s.reason);
   }
+  if (!spec.claims.empty()) {
+    fmt::print("{} claim(s), each given a verdict by lrbench report:\n", spec.claims.size());
+    for (const auto& c : spec.claims) {
+      fmt::print("  {} ({}, {}): A = {}", c.name, claim_kind_name(c.kind), c.metric, c.a.label);
+      if (c.kind != ClaimKind::Scaling) fmt::print(", B = {}", c.b.label);
+      fmt::print("\n");
+    }
+  }
   return kExitDone;
 }
 

@@ -216,6 +216,8 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
                                          r.task_name() + " seq_len " + std::to_string(r.seq_len()) + ", seed " +
                                          std::to_string(r.seed_index()) + "); remove the duplicate");
   }
+  out.claims = spec.claims;
+  check_claims(out.claims, out.runs, !spec.measure.is_null());
   return out;
 }
 

@@ -20,6 +20,7 @@ struct SkippedCombination {
 struct ExpandedSweep {
   std::vector<RunSpec> runs;
   std::vector<SkippedCombination> skipped;
+  std::vector<ClaimSpec> claims;  // the sweep's claims, checked, with what each side expects
 };
 
 // Throws UserError when the sweep could expand to more than [sweep] max_runs runs (checked

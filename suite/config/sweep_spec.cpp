@@ -53,7 +53,7 @@ const OptionSchema& measure_schema() {
 
 namespace {
 
-const std::vector<std::string> kTopLevel = {"sweep", "train", "task", "model", "measure"};
+const std::vector<std::string> kTopLevel = {"sweep", "train", "task", "model", "measure", "claim"};
 
 SourceLocation key_location(const toml::table& t, const std::string& key, const std::string& file) {
   for (const auto& [k, v] : t)
@@ -230,6 +230,19 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
   const auto* models = root.get("model");
   if (!models) throw UserError(SourceLocation{file, 1, 1}, "the sweep has no [[model]]; add one (lrbench list models shows them)");
   for (const auto* t : tables_of(*models, "model", file)) spec.models.push_back(parse_model(*t, file));
+  if (const auto* claims = root.get("claim")) {
+    tables_of(*claims, "claim", file);  // the same message for [claim] as for [task]
+    spec.claims = parse_claims(*claims->as_array(), file);
+    // A claim is about this sweep's runs: results of another sweep in the same report
+    // (another base seed, device or measurement) must not count as its cells.
+    for (auto& c : spec.claims)
+      for (CellSelector* side : {&c.a, &c.b}) {
+        if (side->match.empty()) continue;
+        side->match.emplace_back("base_seed", spec.sweep.base_seed);
+        side->match.emplace_back("device", spec.sweep.device);
+        if (!spec.measure.is_null()) side->match.emplace_back("measure", spec.measure);
+      }
+  }
   return spec;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "suite/config/claim_spec.h"
 #include "suite/config/options.h"
 
 namespace lrb {
@@ -42,6 +43,8 @@ struct SweepSpec {
   // [measure]: when present, every run is a measurement (peak memory and step time at the
   // [train] batch size, and the largest batch within a budget) instead of a training run.
   json measure;  // resolved options, or null
+  // [[claim]]: what the study claims; the report gives each a verdict (claim_spec.h).
+  std::vector<ClaimSpec> claims;
 };
 
 const OptionSchema& train_schema();

@@ -188,7 +188,7 @@ void fit_scaling(Analysis& a, TaskResult& task) {
 void task_warnings(const Analysis& a, TaskResult& t) {
   std::set<int> threads;
   std::set<std::string> revisions, devices;
-  std::vector<std::string> n1, small_boot, duplicates;
+  std::vector<std::string> n1, small_boot, duplicates, at_chance;
   for (std::size_t u : t.units)
     for (std::size_t i : a.units[u].cells) {
       const Cell& c = a.cells[i].cell;
@@ -199,6 +199,11 @@ void task_warnings(const Analysis& a, TaskResult& t) {
       if (c.values.size() == 1) n1.push_back(name);
       else if (c.values.size() >= 2 && c.values.size() < kMinBootstrapN) small_boot.push_back(name);
       for (const auto& d : c.duplicates) duplicates.push_back(name + ": " + d);
+      // Accuracy that cannot be told from always answering the commonest class.
+      const CellResult& r = a.cells[i];
+      if (r.chance && display_metric(c.metric) == "accuracy" && r.summary.mean &&
+          (r.summary.t_ci ? r.summary.t_ci->lo <= *r.chance : *r.summary.mean <= *r.chance))
+        at_chance.push_back(fmt::format("{} ({:.3f}, chance {:.3f})", name, *r.summary.mean, *r.chance));
     }
   const std::string& task = t.task;
   if (revisions.size() > 1)
@@ -225,6 +230,10 @@ void task_warnings(const Analysis& a, TaskResult& t) {
     t.warnings.push_back(fmt::format("{}: {} comparison(s) with fewer than {} paired seeds: the Wilcoxon test cannot reach p < 0.05 there",
                                      task, few_pairs, kMinWilcoxonPairs));
   for (const auto& d : duplicates) t.warnings.push_back(task + ": " + d);
+  if (!at_chance.empty())
+    t.warnings.push_back(fmt::format("{}: {} cell(s) not clearly above chance (the accuracy's t interval reaches the commonest "
+                                     "class's share): {}; comparisons among them compare noise",
+                                     task, at_chance.size(), fmt::join(at_chance, "; ")));
 }
 
 void rank_overall(Analysis& a) {
@@ -290,6 +299,7 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
     r.higher_is_better = !lower_is_better(c.metric);
     r.summary = stats::describe(plain(c.values), options.bootstrap);
     for (const auto& [name, v] : c.efficiency) r.efficiency[name] = stats::median(plain(v));
+    if (!c.chance.empty()) r.chance = stats::mean(plain(c.chance));
     r.cell = std::move(c);
     a.cells.push_back(std::move(r));
   }
@@ -348,6 +358,10 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
     a.warnings.insert(a.warnings.end(), t.warnings.begin(), t.warnings.end());
   }
   rank_overall(a);
+  ClaimSettings cs;
+  cs.alpha = options.alpha;
+  cs.bootstrap = options.bootstrap;
+  a.claims = evaluate_claims(input.claims, input.runs, cs);
   for (const auto& b : a.bad) a.warnings.push_back("bad result file " + b.file.string() + ": " + b.reason + " (counted as missing)");
   for (const auto& s : a.skipped) a.warnings.push_back("skipped combination " + s);
   for (const auto& n : input.notes) a.warnings.push_back(n);

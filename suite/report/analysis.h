@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "suite/report/cells.h"
+#include "suite/report/claims.h"
 #include "suite/report/report_input.h"
 #include "suite/stats/describe.h"
 #include "suite/stats/multiple_testing.h"
@@ -39,6 +40,7 @@ struct CellResult {
   std::size_t unit = 0;                      // index into Analysis::units
   std::optional<stats::RankedModel> rank;    // absent without values (not ranked, shown as such)
   std::map<std::string, double> efficiency;  // median over ok runs, by stored metric name
+  std::optional<double> chance;              // mean over seeds of the cell's chance level (accuracy)
 };
 
 struct ComparisonResult {
@@ -86,6 +88,7 @@ struct OverallResult {
 
 struct Analysis {
   ReportOptions options;
+  std::vector<ClaimResult> claims;  // first in every report
   std::vector<CellResult> cells;
   std::vector<Unit> units;
   std::vector<ComparisonResult> comparisons;

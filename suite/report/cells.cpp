@@ -170,6 +170,8 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
         if (p.seed == s) return p.run;
       return std::string();
     };
+    if (auto ch = r.metrics.find("eval_chance"); ch != r.metrics.end() && std::isfinite(ch->second))
+      cell.chance.push_back({seed, ch->second, r.key});
     if (const std::string first = same_seed(seed); !first.empty()) {
       cell.duplicates.push_back("seed " + std::to_string(seed) + " has two runs (" + first.substr(0, 12) + ", " +
                                 r.key.substr(0, 12) + "); the first is used");

@@ -52,6 +52,9 @@ struct Cell {
   std::vector<std::string> duplicates;                     // "seed 1: runs a and b; a used"
   // Efficiency figures of its ok runs (efficiency.h names them), finite values only, by seed.
   std::map<std::string, std::vector<SeedValue>> efficiency;
+  // The chance level of accuracy ("eval_chance": the commonest class's share of the eval
+  // split), by seed, from every run that recorded it.
+  std::vector<SeedValue> chance;
   std::set<int> threads;
   std::set<std::string> revisions, devices;
 

@@ -25,7 +25,8 @@ const std::vector<std::string>& csv_columns() {
         "mean", "std", "sem", "ci95_lo", "ci95_hi", "percentile95_lo", "percentile95_hi", "bca95_lo", "bca95_hi",
         "median", "q1", "q3", "iqr", "iqm", "min", "max", "rank", "tie_group_rank",
         "mean_diff", "p_ttest", "p_wilcoxon", "p_holm", "p_bh", "significant", "effect_size", "prob_improvement",
-        "seeds_only_model", "seeds_only_baseline", "seed", "run", "status", "reason"};
+        "seeds_only_model", "seeds_only_baseline", "seed", "run", "status", "reason",
+        "claim", "claim_kind", "verdict", "estimate", "interval_lo", "interval_hi", "confidence", "seeds_needed", "chance"};
     for (const auto& m : efficiency_metrics()) c.push_back(m.name);
     for (const char* s : {"figure", "lengths", "slope", "slope_ci95_lo", "slope_ci95_hi", "r_squared", "mean_rank",
                           "mean_rank_ci_lo", "mean_rank_ci_hi", "normalised_iqm", "normalised_iqm_ci_lo", "normalised_iqm_ci_hi"})
@@ -69,10 +70,18 @@ class CsvSink final : public ReportSink {
       out << "\n";
     };
     const json& d = report.data;
+    for (const auto& c : d.value("claims", json::array())) {
+      Row r{{"kind", "claim"},           {"claim", c["name"]},          {"claim_kind", c["kind"]},   {"metric", c["metric_key"]},
+            {"entrant", c["a"]["label"]}, {"verdict", c["verdict"]},    {"estimate", c["estimate"]}, {"n", c["n"]},
+            {"confidence", c["confidence"]}, {"p_holm", c["p_holm"]}, {"seeds_needed", c["seeds_needed"]}, {"reason", c["why"]}};
+      if (c.contains("b")) r["baseline"] = c["b"]["label"];
+      put_interval(r, "interval", c["interval"]);
+      emit(r);
+    }
     for (const auto& c : d.value("cells", json::array())) {
       Row r{{"kind", "cell"}, {"task", c["task"]}, {"model", c["model"]}, {"entrant", c["entrant"]},
             {"setting", label_of(c["setting"])}, {"metric", c["metric"]}};
-      for (const char* k : {"n", "failed", "stopped", "no_value", "mean", "std", "sem", "median", "q1", "q3", "iqr", "iqm", "min", "max"})
+      for (const char* k : {"n", "chance", "failed", "stopped", "no_value", "mean", "std", "sem", "median", "q1", "q3", "iqr", "iqm", "min", "max"})
         r[k] = c[k];
       put_interval(r, "ci95", c["ci95"]);
       put_interval(r, "percentile95", c["bootstrap_percentile95"]);

@@ -60,6 +60,19 @@ ReportInput load_report_input(const std::vector<std::filesystem::path>& dirs) {
     if (m.contains("skipped") && m.at("skipped").is_array())
       for (const auto& s : m.at("skipped"))
         in.skipped.push_back(s.value("what", std::string("?")) + ": " + s.value("reason", std::string("?")));
+    if (m.contains("claims") && m.at("claims").is_array())
+      for (const auto& c : m.at("claims")) {
+        ClaimSpec claim;
+        try {
+          claim = ClaimSpec::from_json(c);
+        } catch (const std::exception& e) {
+          throw UserError(manifest.string() + ": a claim cannot be read (" + e.what() + "); run the sweep again to rewrite it");
+        }
+        // The same claim from two folders (a sweep resumed elsewhere) counts once.
+        bool seen = false;
+        for (const auto& k : in.claims) seen = seen || k.to_json() == claim.to_json();
+        if (!seen) in.claims.push_back(std::move(claim));
+      }
   }
   return in;
 }

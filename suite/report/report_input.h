@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "suite/config/claim_spec.h"
 #include "suite/store/results_folder.h"
 
 namespace lrb {
@@ -15,6 +16,7 @@ struct ReportInput {
   std::vector<std::string> skipped;  // "what: reason" of combinations a sweep could not run
   std::vector<std::string> sources;  // the folders, as given
   std::vector<std::string> notes;    // e.g. the same run found in two folders
+  std::vector<ClaimSpec> claims;     // the sweeps' [[claim]]s (DIR/sweep.json), each once
 };
 
 // Throws UserError when a folder holds no results (load_results says what to do).

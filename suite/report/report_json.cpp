@@ -51,6 +51,7 @@ json cell_json(const CellResult& r) {
           {"model_options", c.model_options},
           {"seq_len", c.seq_len},
           {"n", s.n},
+          {"chance", display_metric(c.metric) == "accuracy" ? opt(r.chance) : json(nullptr)},
           {"failed", c.failed},
           {"stopped", c.stopped},
           {"no_value", c.no_value},
@@ -190,6 +191,31 @@ json scaling_json(const ScalingResult& s) {
           {"points", points}};
 }
 
+json claim_json(const ClaimResult& r) {
+  json j = r.claim.to_json();
+  j["metric"] = display_metric(r.claim.metric);
+  j["metric_key"] = r.claim.metric;
+  j["higher_is_better"] = r.higher_is_better;
+  j["claimed"] = r.claim.claimed_text(r.higher_is_better);
+  j["verdict"] = verdict_name(r.verdict);
+  j["why"] = r.why;
+  j["n"] = r.n;
+  j["estimate"] = opt(r.estimate);
+  j["interval"] = opt(r.interval);
+  j["confidence"] = r.confidence;
+  j["threshold"] = opt(r.threshold);
+  j["p_value"] = opt(r.p_value);
+  j["p_holm"] = opt(r.p_holm);
+  j["holm_step"] = r.holm_step ? json(r.holm_step) : json(nullptr);
+  j["family"] = r.family ? json(r.family) : json(nullptr);
+  j["sd"] = opt(r.sd);
+  j["seeds_needed"] = r.seeds_needed ? json(*r.seeds_needed) : json(nullptr);
+  j["seeds"] = r.seeds;
+  j["notes"] = r.notes;
+  j["evidence"] = claim_evidence(r);
+  return j;
+}
+
 }  // namespace
 
 json report_json(const Analysis& a, const std::string& kind) {
@@ -213,6 +239,8 @@ json report_json(const Analysis& a, const std::string& kind) {
                   {"confidence", a.options.bootstrap.confidence},
                   {"bootstrap", {{"resamples", a.options.bootstrap.resamples}, {"seed", a.options.bootstrap.seed}}}};
   j["runs"] = a.runs;
+  j["claims"] = json::array();
+  for (const auto& c : a.claims) j["claims"].push_back(claim_json(c));
   j["cells"] = json::array();
   for (const auto& c : a.cells) j["cells"].push_back(cell_json(c));
   j["comparisons"] = json::array();

@@ -107,7 +107,14 @@ Table summary_table(const Analysis& a, const TaskResult& t) {
   Table tab;
   tab.id = "summary-" + slug(t.task);
   tab.title = fmt::format("{} — {} ({}), over seeds", t.task, m, direction(t.higher_is_better));
-  tab.columns = {"model", "setting", m + " mean ± std", "95% CI (t)", "95% CI (BCa)", "rank", "n", "failed", "stopped"};
+  // Accuracy reads against what always answering the commonest class scores.
+  bool show_chance = false;
+  if (m == "accuracy")
+    for (std::size_t u : t.units)
+      for (std::size_t i : a.units[u].cells) show_chance = show_chance || a.cells[i].chance.has_value();
+  tab.columns = {"model", "setting", m + " mean ± std"};
+  if (show_chance) tab.columns.push_back("chance");
+  for (const char* col : {"95% CI (t)", "95% CI (BCa)", "rank", "n", "failed", "stopped"}) tab.columns.push_back(col);
   if (extra) tab.columns.push_back("no value");
   bool any_marked = false, any_caution = false;
   for (std::size_t u : t.units) {
@@ -128,6 +135,7 @@ Table summary_table(const Analysis& a, const TaskResult& t) {
           row.back().marked = true;
           any_marked = true;
         }
+      if (show_chance) row.push_back(c.chance ? number(*c.chance, format_value(*c.chance)) : text("–"));
       row.push_back(s.n == 0 ? text("–") : interval(s.t_ci, s.n));
       const bool caution = s.n >= 2 && s.n < kMinBootstrapN;
       any_caution = any_caution || caution;
@@ -146,6 +154,8 @@ Table summary_table(const Analysis& a, const TaskResult& t) {
       "n: runs with a value; {} best mean in its setting",
       bootstrap_note(a.options.bootstrap), kBestMark));
   tab.notes.push_back(ranking_rule(a.options));
+  if (show_chance)
+    tab.notes.push_back("chance: the accuracy of always answering the evaluation split's commonest class (mean over seeds)");
   if (any_marked)
     tab.notes.push_back(fmt::format("{} differs significantly from the baseline {} (paired t-test by seed, {}-adjusted p ≤ {})",
                                     kSignificantMark, a.options.baseline, correction_label(a.options.correction), a.options.alpha));
@@ -258,6 +268,14 @@ Table comparison_table(const Analysis& a, const TaskResult& t) {
   return tab;
 }
 
+// A task where no cell has a value of its metric: a measurement sweep (or nothing finished).
+bool no_metric_values(const Analysis& a, const TaskResult& t) {
+  for (std::size_t u : t.units)
+    for (std::size_t i : a.units[u].cells)
+      if (!a.cells[i].cell.values.empty()) return false;
+  return true;
+}
+
 std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
   std::vector<const EfficiencyMetric*> shown;
   for (const auto& em : efficiency_metrics()) {
@@ -276,6 +294,7 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
   tab.columns = {"model", "setting"};
   for (const auto* em : shown) tab.columns.push_back(em->header);
   tab.columns.push_back("runs");
+  tab.columns.push_back("failed");
   for (std::size_t u : t.units) {
     const Unit& unit = a.units[u];
     std::vector<std::optional<double>> best(shown.size());
@@ -302,27 +321,43 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
         runs = std::max(runs, c.cell.efficiency.at(shown[k]->name).size());
       }
       row.push_back(count(runs));
+      row.push_back(count(static_cast<std::size_t>(c.cell.failed + c.cell.stopped), true));
       tab.rows.push_back(std::move(row));
     }
   }
   tab.notes.push_back(fmt::format(
       "medians over the ok runs of each cell; step median and p95: per-run step times after warm-up; peak memory: the run's "
-      "peak allocation; {} best in its setting (throughput and batch: highest; the rest: lowest); runs: ok runs measured",
+      "peak allocation; {} best in its setting (throughput and batch: highest; the rest: lowest); runs: ok runs measured; "
+      "failed: runs failed or stopped (listed below)",
       kBestMark));
+  // Runs that gave no figures are shown here too (in a measurement report this is the first
+  // table, and a failure must never hide behind a dash).
+  for (std::size_t u : t.units)
+    for (std::size_t i : a.units[u].cells)
+      for (const auto& p : a.cells[i].cell.problems)
+        if (p.status != "no value") tab.notes.push_back(problem_note(a.cells[i].cell, p));
   return tab;
 }
+
+}  // namespace
 
 std::string scaling_reading(const stats::LineFit& f) {
   if (!f.slope_ci) return "–";
   const auto& ci = *f.slope_ci;
-  const bool lin = ci.lo <= 1 && 1 <= ci.hi, quad = ci.lo <= 2 && 2 <= ci.hi;
-  if (lin && quad) return "undecided (linear or quadratic)";
-  if (lin) return "linear";
-  if (quad) return "quadratic";
+  // Near k: the interval reaches within the practical tolerance of slope k.
+  auto near = [&](double k) { return ci.lo <= k + kSlopeTolerance && ci.hi >= k - kSlopeTolerance; };
+  std::vector<std::string> readings;
+  if (near(0)) readings.push_back("constant");
+  if (near(1)) readings.push_back("linear");
+  if (near(2)) readings.push_back("quadratic");
+  if (readings.size() == 1) return readings.front();
+  if (readings.size() > 1) return "undecided (" + join(readings, " or ") + ")";
   if (ci.hi < 1) return "sublinear";
   if (ci.lo > 2) return "superquadratic";
   return "between linear and quadratic";
 }
+
+namespace {
 
 std::optional<Table> scaling_table(const Analysis& a, const TaskResult& t) {
   if (t.scaling.empty()) return std::nullopt;
@@ -342,6 +377,7 @@ std::optional<Table> scaling_table(const Analysis& a, const TaskResult& t) {
     row.push_back(text(s.condition_label.empty() ? "-" : s.condition_label));
     row.push_back(text(s.metric == "peak_bytes"            ? "peak memory"
                        : s.metric == "peak_step_bytes"     ? "step memory"
+                       : s.metric == "attention_peak_bytes" ? "attention memory"
                        : s.metric == "step_seconds_median" ? "step time"
                                                            : s.metric));
     row.push_back(text(fmt::format("{:.0f}–{:.0f}", lo, hi)));
@@ -358,9 +394,56 @@ std::optional<Table> scaling_table(const Analysis& a, const TaskResult& t) {
   }
   tab.notes.push_back(fmt::format(
       "slope of log(figure) against log(N) by least squares over every ok run (seeds are points), with its {:.0f} % interval "
-      "(t, n − 2 df); a slope near 1 reads linear in N, near 2 quadratic; reading: which of 1 and 2 the interval covers; "
+      "(t, n − 2 df); reading: constant, linear or quadratic when the interval comes within ±{:.2g} of a slope of 0, 1 or 2 "
+      "(a practical tolerance), sub- or superlinear only when it stays clear of all of them; "
       "figures: peak memory, step memory (a training step's own peak: activations, beyond the resident parameters, gradients and optimizer state) and median step time; fits need 3 or more distinct lengths",
-      a.options.bootstrap.confidence * 100));
+      a.options.bootstrap.confidence * 100, kSlopeTolerance));
+  return tab;
+}
+
+std::string seeds_needed_text(const ClaimResult& r) {
+  if (r.verdict != Verdict::Inconclusive || !r.sd) return "";
+  if (r.seeds_needed)
+    return fmt::format("about {} paired seeds would give 80 % power at the observed effect and spread", *r.seeds_needed);
+  return "no feasible number of seeds (≤ 100000) reaches 80 % power at the observed effect";
+}
+
+Table claims_table(const Analysis& a) {
+  Table tab;
+  tab.id = "claims";
+  tab.title = "claims — verdicts";
+  tab.columns = {"claim", "statement", "source", "A vs B", "metric", "claimed", "evidence", "n", "verdict"};
+  for (const auto& r : a.claims) {
+    std::vector<TableCell> row;
+    row.push_back(text(r.claim.name));
+    row.push_back(text(r.claim.statement));
+    row.push_back(text(r.claim.source));
+    row.push_back(text(r.claim.kind == ClaimKind::Scaling ? r.claim.a.label + " over " + r.claim.over.substr(r.claim.over.rfind('.') + 1)
+                                                          : r.claim.a.label + " vs " + r.claim.b.label));
+    row.push_back(text(display_metric(r.claim.metric) + (r.higher_is_better ? " (↑)" : " (↓)")));
+    row.push_back(text(r.claim.claimed_text(r.higher_is_better)));
+    row.push_back(r.estimate ? number(*r.estimate, claim_evidence(r)) : text("–"));
+    row.push_back(count(r.n));
+    row.push_back(text(verdict_name(r.verdict)));
+    row.back().best = r.verdict == Verdict::Supported;
+    row.back().alert = r.verdict == Verdict::NotTested || r.verdict == Verdict::Refuted;
+    tab.rows.push_back(std::move(row));
+  }
+  tab.notes.push_back(fmt::format(
+      "better / not-worse: Δ = A − B per seed over the seeds both ran, tested against the claimed threshold (two-sided t), "
+      "Holm-adjusted over the report's {} such claim(s) at α = {}; the interval is the t interval at the level of the claim's Holm step; "
+      "ratio: mean(A) / mean(B) over paired seeds, percentile bootstrap ({}); scaling: log-log least-squares slope over every ok run, t interval",
+      std::count_if(a.claims.begin(), a.claims.end(),
+                    [](const ClaimResult& r) { return r.claim.kind == ClaimKind::Better || r.claim.kind == ClaimKind::NotWorse; }),
+      a.options.alpha, bootstrap_note(a.options.bootstrap)));
+  tab.notes.push_back("supported: the interval lies wholly in the claimed region; refuted: wholly outside it; inconclusive: it "
+                      "straddles the edge; not tested: a cell has no value; (↑) higher is better, (↓) lower is better");
+  for (const auto& r : a.claims) {
+    std::string note = r.claim.name + ": " + r.why;
+    if (const std::string need = seeds_needed_text(r); !need.empty()) note += "; " + need;
+    tab.notes.push_back(note);
+    for (const auto& n : r.notes) tab.notes.push_back(r.claim.name + ": " + n);
+  }
   return tab;
 }
 
@@ -368,11 +451,18 @@ std::optional<Table> scaling_table(const Analysis& a, const TaskResult& t) {
 
 std::vector<Table> report_tables(const Analysis& a) {
   std::vector<Table> out;
+  if (!a.claims.empty()) out.push_back(claims_table(a));
   for (const auto& t : a.tasks) {
-    out.push_back(summary_table(a, t));
-    out.push_back(spread_table(a, t));
-    if (!t.comparisons.empty()) out.push_back(comparison_table(a, t));
-    if (auto e = efficiency_table(a, t)) out.push_back(std::move(*e));
+    auto efficiency = efficiency_table(a, t);
+    // A measurement sweep records figures, not the task's metric: lead with what it measured
+    // and leave out the tables that would only say "no result".
+    const bool measured_only = no_metric_values(a, t) && efficiency;
+    if (!measured_only) {
+      out.push_back(summary_table(a, t));
+      out.push_back(spread_table(a, t));
+      if (!t.comparisons.empty()) out.push_back(comparison_table(a, t));
+    }
+    if (efficiency) out.push_back(std::move(*efficiency));
     if (auto s = scaling_table(a, t)) out.push_back(std::move(*s));
   }
   return out;

@@ -100,6 +100,12 @@ const MetricDef* find_metric(const std::string& name) {
   return nullptr;
 }
 
+double majority_class_share(const at::Tensor& targets) {
+  if (targets.dim() != 1 || targets.numel() == 0) throw std::invalid_argument("majority_class_share: needs [n] class ids, n > 0");
+  const auto counts = targets.to(at::kLong).bincount();
+  return counts.max().item<double>() / static_cast<double>(targets.numel());
+}
+
 double compute_metric(const std::string& name, const at::Tensor& logits, const at::Tensor& targets) {
   const MetricDef* m = find_metric(name);
   if (!m) throw std::invalid_argument("unknown metric '" + name + "'");

@@ -32,4 +32,8 @@ const std::vector<MetricDef>& metric_table();
 const MetricDef* find_metric(const std::string& name);
 double compute_metric(const std::string& name, const at::Tensor& logits, const at::Tensor& targets);
 
+// The accuracy of always predicting the commonest class: that class's share of `targets`
+// ([n] int64 class ids, n > 0). Reports show it beside accuracy as the chance level.
+double majority_class_share(const at::Tensor& targets);
+
 }  // namespace lrb

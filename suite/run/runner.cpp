@@ -332,6 +332,7 @@ class RunExecution {
     train_step(cyclic_batch(batch), lr);  // warm-up: optimizer state, allocator caches
     state_.peak_bytes = state_.peak_step_bytes = 0;
     reset_device_peak(device_);
+    model_->reset_figures();
     for (std::int64_t i = 0; i < m.at("steps").get<std::int64_t>(); ++i) {
       if (stop_requested()) throw StopRequested{};
       const StepResult r = train_step(cyclic_batch(batch), lr);
@@ -340,6 +341,7 @@ class RunExecution {
       ++state_.step;
     }
     const TrainState at_batch = state_;  // the probes below must not change these figures
+    for (const auto& [name, value] : model_->figures()) record_.metrics[name] = value;
     if (const std::int64_t device_peak = device_peak_bytes(device_); device_peak >= 0)
       record_.metrics["device_peak_bytes"] = static_cast<double>(device_peak);
     const auto budget = m.at("budget").get<std::int64_t>();
@@ -438,6 +440,8 @@ class RunExecution {
       m["train_loss"] = sum / static_cast<double>(k);
     }
     m["steps_done"] = static_cast<double>(state_.step);
+    // The chance level of accuracy: what always answering the commonest class scores.
+    if (data_ && !run_.task_info.multilabel && data_->eval.size() > 0) m["eval_chance"] = majority_class_share(data_->eval.y);
     if (model_) {
       double params = 0;
       for (const auto& p : model_->parameters()) params += static_cast<double>(p.numel());

@@ -159,7 +159,10 @@ void write_sweep_manifest(const fs::path& out, const SweepSpec& spec, const Expa
   for (const auto& s : ex.skipped) skipped.push_back({{"what", s.what}, {"reason", s.reason}});
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& r : ex.runs) runs.push_back(r.key);
-  const nlohmann::json manifest = {{"sweep", spec.sweep.name}, {"file", spec.file}, {"runs", runs}, {"skipped", skipped}};
+  nlohmann::json claims = nlohmann::json::array();
+  for (const auto& c : ex.claims) claims.push_back(c.to_json());
+  const nlohmann::json manifest = {{"sweep", spec.sweep.name}, {"file", spec.file}, {"runs", runs}, {"skipped", skipped},
+                                   {"claims", claims}};
   write_file_atomic(out / "sweep.json", manifest.dump(2));
   write_file_atomic(out / "sweep.toml", read_file(spec.file));
 }

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "suite/core/exit_codes.h"
 #include "suite/store/run_file.h"
 #include "tests/support/damage.h"
@@ -164,6 +166,44 @@ TEST(SlowSweep, SigtermCheckpointsExitsThreeAndResumesBitIdentical) {
   EXPECT_EQ(done.begin()->second.provenance.at("attempt"), 2);
   EXPECT_EQ(done.begin()->second.provenance.at("resumed_from_step"), static_cast<int>(at));
   EXPECT_FALSE(std::filesystem::exists(ckpt_dir / (s.key + ".pt")));
+}
+
+TEST(SlowSweep, ClaimsAreListedByValidateAndJudgedFirstByReport) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(20) + R"(
+[[claim]]
+name = "softmax-vs-linear"
+statement = "softmax attention is more accurate than linear attention on short ListOps"
+source = "a test"
+kind = "better"
+metric = "accuracy"
+a = { model = "transformer", attention = "softmax" }
+b = { model = "transformer", attention = "linear" }
+)");
+  auto validate = test::run({test::lrbench(), "validate", (t / "sweep.toml").string()});
+  ASSERT_EQ(validate.code, kExitDone) << validate.output;
+  EXPECT_NE(validate.output.find("softmax-vs-linear (better, eval_accuracy)"), std::string::npos) << validate.output;
+  ASSERT_EQ(test::run(run_cmd(t)).code, kExitDone);
+  auto md = test::run({test::lrbench(), "report", (t / "out").string(), "--format", "md"});
+  ASSERT_EQ(md.code, kExitDone) << md.output;
+  const auto claims = md.output.find("## claims — verdicts"), first_task = md.output.find("## listops");
+  ASSERT_NE(claims, std::string::npos) << md.output;
+  EXPECT_LT(claims, first_task);
+  EXPECT_NE(md.output.find("| chance |"), std::string::npos) << md.output;
+  auto js = test::run({test::lrbench(), "report", (t / "out").string(), "--format", "json"});
+  ASSERT_EQ(js.code, kExitDone) << js.output;
+  const auto j = nlohmann::json::parse(js.output);
+  ASSERT_EQ(j.at("claims").size(), 1u);
+  const auto& c = j.at("claims")[0];
+  EXPECT_EQ(c.at("name"), "softmax-vs-linear");
+  EXPECT_EQ(c.at("n"), 2);  // two matched seeds
+  const std::set<std::string> verdicts = {"supported", "refuted", "inconclusive"};
+  EXPECT_TRUE(verdicts.count(c.at("verdict").get<std::string>())) << c.dump();
+  for (const auto& cell : j.at("cells")) {
+    ASSERT_TRUE(cell.at("chance").is_number()) << cell.dump();
+    EXPECT_GT(cell.at("chance").get<double>(), 0.0);
+    EXPECT_LT(cell.at("chance").get<double>(), 1.0);
+  }
 }
 
 TEST(SlowSweep, MemoryBudgetFailureIsRecordedAndSweepGoesOn) {

@@ -13,6 +13,7 @@
 #include "suite/report/escape.h"
 #include "suite/report/report_builder.h"
 #include "suite/report/report_input.h"
+#include "suite/report/report_tables.h"
 #include "suite/report/sinks.h"
 #include "suite/stats/multiple_testing.h"
 #include "suite/store/results_folder.h"
@@ -403,6 +404,32 @@ TEST_F(ReportTest, CommandLine) {
                       std::chrono::seconds(120));
   ASSERT_EQ(md.code, kExitDone) << md.output;
   EXPECT_TRUE(contains(md.output, "## listops — accuracy (higher is better): tie groups")) << md.output;
+}
+
+}  // namespace
+}  // namespace lrb
+
+namespace lrb {
+namespace {
+
+stats::LineFit fit_with(double slope, double lo, double hi) {
+  stats::LineFit f;
+  f.slope = slope;
+  f.slope_ci = stats::Interval{lo, hi};
+  return f;
+}
+
+TEST(ReportReading, ScalingReadsAsAReaderWouldWithinAPracticalTolerance) {
+  // Measured slopes that a reader calls linear and quadratic, though their intervals miss 1 and 2.
+  EXPECT_EQ(scaling_reading(fit_with(0.996, 0.993, 0.999)), "linear");
+  EXPECT_EQ(scaling_reading(fit_with(1.955, 1.912, 1.997)), "quadratic");
+  EXPECT_EQ(scaling_reading(fit_with(0.02, -0.01, 0.05)), "constant");
+  // Materially different: say so.
+  EXPECT_EQ(scaling_reading(fit_with(0.73, 0.70, 0.76)), "sublinear");
+  EXPECT_EQ(scaling_reading(fit_with(1.5, 1.4, 1.6)), "between linear and quadratic");
+  EXPECT_EQ(scaling_reading(fit_with(2.5, 2.3, 2.7)), "superquadratic");
+  EXPECT_EQ(scaling_reading(fit_with(1.5, 0.8, 2.2)), "undecided (linear or quadratic)");
+  EXPECT_EQ(scaling_reading(stats::LineFit{}), "–");
 }
 
 }  // namespace

@@ -1,0 +1,514 @@
+#include "suite/config/claim_spec.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "suite/config/expand.h"
+#include "suite/config/run_spec.h"
+#include "suite/config/sweep_spec.h"
+#include "suite/core/files.h"
+#include "suite/core/text.h"
+#include "suite/registry/registry.h"
+
+namespace lrb {
+
+const char* claim_kind_name(ClaimKind k) {
+  switch (k) {
+    case ClaimKind::Better: return "better";
+    case ClaimKind::NotWorse: return "not-worse";
+    case ClaimKind::Scaling: return "scaling";
+    case ClaimKind::Ratio: return "ratio";
+  }
+  return "?";
+}
+
+namespace {
+
+ClaimKind claim_kind_from(const std::string& s) {
+  for (ClaimKind k : {ClaimKind::Better, ClaimKind::NotWorse, ClaimKind::Scaling, ClaimKind::Ratio})
+    if (s == claim_kind_name(k)) return k;
+  throw std::invalid_argument("unknown claim kind '" + s + "'");
+}
+
+// JSON numbers compare by value (a TOML 2 selects a run whose option is 2.0).
+bool same_value(const json& a, const json& b) {
+  if (a.is_number() && b.is_number()) return a.get<double>() == b.get<double>();
+  return a == b;
+}
+
+const json* at_path(const json& spec, const std::string& path) {
+  const json* j = &spec;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t dot = path.find('.', start);
+    const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!j->is_object() || !j->contains(part)) return nullptr;
+    j = &j->at(part);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return j;
+}
+
+std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+SourceLocation key_at(const toml::key& k, const std::string& file) {
+  return SourceLocation{file, static_cast<int>(k.source().begin.line), static_cast<int>(k.source().begin.column)};
+}
+
+const std::vector<std::string> kClaimKeys = {"name",   "statement", "source", "kind",   "metric",  "task",    "where",
+                                             "a",      "b",         "margin", "over",   "slope",   "at_most", "at_least"};
+
+std::string required_string(const toml::table& t, const std::string& key, const std::string& file, const std::string& section,
+                            const std::string& what) {
+  const toml::node* n = t.get(key);
+  if (!n) throw UserError(location_of(t, file), section + " needs '" + key + "' (" + what + ")");
+  auto s = n->as_string();
+  if (!s || s->get().empty()) throw UserError(location_of(*n, file), "in " + section + ", '" + key + "' must be a non-empty string (" + what + ")");
+  return s->get();
+}
+
+double number_at(const toml::node& n, const std::string& file, const std::string& section, const std::string& key) {
+  if (auto i = n.as_integer()) return static_cast<double>(i->get());
+  if (auto f = n.as_floating_point(); f && std::isfinite(f->get())) return f->get();
+  throw UserError(location_of(n, file), "in " + section + ", '" + key + "' must be a finite number");
+}
+
+// Resolves the keys of one selector table (a, b or where) into spec paths.
+class SelectorReader {
+ public:
+  SelectorReader(std::string file, std::string section, std::vector<std::string> sweep_tasks)
+      : file_(std::move(file)), section_(std::move(section)), sweep_tasks_(std::move(sweep_tasks)) {}
+
+  // `model`: the side's model ("" for `where`). Appends to `out`.
+  void read(const toml::table& t, const std::string& model, const std::string& task, const std::string& what,
+            CellSelector& sel) const {
+    auto& out = sel.match;
+    const std::size_t before = out.size();
+    const ModelEntry* m = model.empty() ? nullptr : ModelRegistry::instance().find(model);
+    for (const auto& [k, node] : t) {
+      const std::string key(k.str());
+      const SourceLocation at = key_at(k, file_);
+      const std::string where = "in " + section_ + ", " + what;
+      if (key == "model" || key == "task") continue;  // read by the caller
+      if (node.is_array() || node.is_table())
+        throw UserError(location_of(node, file_), where + ": '" + key + "' selects one value; a claim compares single cells "
+                                                          "(write one claim per value)");
+      if (key == "seq_len") {
+        static const OptionSpec seq_len{"seq_len", OptionType::Int, json(), "input length in tokens", {}, 1, 1 << 24};
+        out.emplace_back("task.seq_len", read_value(node, seq_len, file_, section_));
+        continue;
+      }
+      if (m) {
+        if (const OptionSpec* o = m->schema.find(key)) {
+          out.emplace_back("model.options." + key, read_value(node, *o, file_, section_ + " (model '" + model + "')"));
+          continue;
+        }
+      }
+      bool found = false;
+      std::vector<std::string> candidates = {"model", "task", "seq_len"};
+      if (m) {
+        auto names = m->schema.names();
+        candidates.insert(candidates.end(), names.begin(), names.end());
+      }
+      for (const auto& tn : task.empty() ? sweep_tasks_ : std::vector<std::string>{task}) {
+        const TaskEntry* te = TaskRegistry::instance().find(tn);
+        if (!te) continue;
+        if (const OptionSpec* o = te->schema.find(key)) {
+          out.emplace_back("task.options." + key, read_value(node, *o, file_, section_ + " (task '" + tn + "')"));
+          found = true;
+          break;
+        }
+        auto names = te->schema.names();
+        candidates.insert(candidates.end(), names.begin(), names.end());
+      }
+      if (found) continue;
+      if (const OptionSpec* o = train_schema().find(key)) {
+        out.emplace_back("train." + key, read_value(node, *o, file_, section_ + " ([train])"));
+        continue;
+      }
+      auto train_names = train_schema().names();
+      candidates.insert(candidates.end(), train_names.begin(), train_names.end());
+      throw UserError(at, where + ": '" + key + "' is not an option of " +
+                              (m ? "model '" + model + "', " : std::string()) + "the sweep's tasks or [train]" +
+                              suggestion(key, candidates));
+    }
+    // One location per pair read here, in the order they were read (the table's order).
+    for (const auto& [key, node] : t)
+      if (key.str() != "model" && key.str() != "task") sel.match_where.push_back(location_of(node, file_));
+    LRB_CHECK(sel.match_where.size() == out.size() && out.size() >= before, "selector locations out of step");
+  }
+
+ private:
+  std::string file_, section_;
+  std::vector<std::string> sweep_tasks_;
+};
+
+std::string selector_label(const std::vector<std::pair<std::string, json>>& match) {
+  std::string model, task, rest;
+  for (const auto& [path, v] : match) {
+    if (path == "model.name") model = value_text(v);
+    else if (path == "task.name") task = value_text(v);
+    else {
+      const auto dot = path.rfind('.');
+      rest += " " + path.substr(dot + 1) + "=" + value_text(v);
+    }
+  }
+  return model + (task.empty() ? "" : " on " + task) + rest;
+}
+
+std::string path_name(const std::string& path) { return path.substr(path.rfind('.') + 1); }
+
+// Numbers as a reader writes them: 0.05, 1e-06, never "-0".
+std::string number_text(double v) { return fmt::format("{:g}", v == 0 ? 0.0 : v); }
+
+}  // namespace
+
+bool CellSelector::matches(const json& run_spec) const {
+  for (const auto& [path, v] : match) {
+    const json* got = at_path(run_spec, path);
+    if (!got || !same_value(*got, v)) return false;
+  }
+  return true;
+}
+
+json CellSelector::to_json() const {
+  json m = json::array();
+  for (const auto& [path, v] : match) m.push_back({{"path", path}, {"value", v}});
+  json j = {{"match", m}, {"label", label}, {"where", where.str()}, {"expected_runs", expected_runs}};
+  if (!expected_over.empty()) j["expected_over"] = expected_over;
+  return j;
+}
+
+CellSelector CellSelector::from_json(const json& j) {
+  CellSelector s;
+  for (const auto& e : j.at("match")) s.match.emplace_back(e.at("path").get<std::string>(), e.at("value"));
+  s.label = j.value("label", std::string());
+  s.where.file = j.value("where", std::string());  // kept as text: "file:line:column"
+  s.expected_runs = j.value("expected_runs", std::size_t{0});
+  if (j.contains("expected_over")) s.expected_over = j.at("expected_over").get<std::vector<double>>();
+  return s;
+}
+
+json ClaimSpec::to_json() const {
+  json j = {{"name", name},           {"statement", statement}, {"source", source}, {"kind", claim_kind_name(kind)},
+            {"metric", metric},       {"a", a.to_json()},       {"where", where.str()}};
+  if (kind != ClaimKind::Scaling) j["b"] = b.to_json();
+  if (kind == ClaimKind::Better || kind == ClaimKind::NotWorse) j["margin"] = margin;
+  if (kind == ClaimKind::Scaling) {
+    j["over"] = over;
+    j["slope"] = {slope_lo, slope_hi};
+  }
+  if (at_most) j["at_most"] = *at_most;
+  if (at_least) j["at_least"] = *at_least;
+  return j;
+}
+
+ClaimSpec ClaimSpec::from_json(const json& j) {
+  ClaimSpec c;
+  c.name = j.at("name");
+  c.statement = j.at("statement");
+  c.source = j.at("source");
+  c.kind = claim_kind_from(j.at("kind"));
+  c.metric = j.at("metric");
+  c.where.file = j.value("where", std::string());
+  c.a = CellSelector::from_json(j.at("a"));
+  if (j.contains("b")) c.b = CellSelector::from_json(j.at("b"));
+  c.margin = j.value("margin", 0.0);
+  c.over = j.value("over", std::string());
+  if (j.contains("slope")) {
+    c.slope_lo = j.at("slope").at(0);
+    c.slope_hi = j.at("slope").at(1);
+  }
+  if (j.contains("at_most")) c.at_most = j.at("at_most").get<double>();
+  if (j.contains("at_least")) c.at_least = j.at("at_least").get<double>();
+  return c;
+}
+
+std::string ClaimSpec::claimed_text(bool higher_is_better) const {
+  auto num = number_text;
+  switch (kind) {
+    case ClaimKind::Better:
+      return higher_is_better ? "A − B > " + num(margin) : "A − B < " + num(-margin);
+    case ClaimKind::NotWorse:
+      return higher_is_better ? "A − B > " + num(-margin) : "A − B < " + num(margin);
+    case ClaimKind::Scaling:
+      return "slope in [" + num(slope_lo) + ", " + num(slope_hi) + "]";
+    case ClaimKind::Ratio:
+      if (at_most && at_least) return "A / B in [" + num(*at_least) + ", " + num(*at_most) + "]";
+      if (at_most) return "A / B ≤ " + num(*at_most);
+      return "A / B ≥ " + num(*at_least);
+  }
+  return "?";
+}
+
+const std::vector<std::string>& claimable_run_figures() {
+  static const std::vector<std::string> f = {
+      "params",           "flops_per_sample", "samples_per_s", "tokens_per_s",      "step_seconds_median",
+      "step_seconds_p95", "peak_bytes",       "peak_step_bytes", "device_peak_bytes", "max_batch_in_budget",
+      "attention_peak_bytes",
+      "train_loss",       "eval_loss"};
+  return f;
+}
+
+std::string stored_metric_name(const std::string& metric) {
+  const auto& f = claimable_run_figures();
+  if (std::find(f.begin(), f.end(), metric) != f.end() || metric.rfind("eval_", 0) == 0) return metric;
+  return "eval_" + metric;
+}
+
+std::vector<ClaimSpec> parse_claims(const toml::array& claims, const std::string& file) {
+  std::vector<ClaimSpec> out;
+  std::set<std::string> names;
+  for (const auto& el : claims) {
+    const toml::table* t = el.as_table();
+    if (!t) throw UserError(location_of(el, file), "'claim' must be a table: write [[claim]]");
+    ClaimSpec c;
+    c.where = location_of(*t, file);
+    for (const auto& [k, node] : *t) {
+      const std::string key(k.str());
+      if (std::find(kClaimKeys.begin(), kClaimKeys.end(), key) == kClaimKeys.end())
+        throw UserError(key_at(k, file), "unknown key '" + key + "' in [[claim]]" + suggestion(key, kClaimKeys));
+    }
+    const std::string section0 = "[[claim]]";
+    c.name = required_string(*t, "name", file, section0, "a short identifier, e.g. \"maelre-beats-transformer\"");
+    if (!is_safe_name(c.name) || c.name.size() > 128)
+      throw UserError(location_of(*t->get("name"), file),
+                      "in [[claim]], 'name' may use only letters, digits, '.', '_' and '-' (at most 128 characters)");
+    if (!names.insert(c.name).second)
+      throw UserError(location_of(*t->get("name"), file), "a claim named '" + c.name + "' is already declared; names must be unique");
+    const std::string section = "[[claim]] '" + c.name + "'";
+    c.statement = required_string(*t, "statement", file, section, "the claim in words");
+    c.source = required_string(*t, "source", file, section, "where it comes from, e.g. \"MAELRE (arXiv 2507.19409), Table 1\"");
+    const std::string kind = required_string(*t, "kind", file, section, "better, not-worse, scaling or ratio");
+    try {
+      c.kind = claim_kind_from(kind);
+    } catch (const std::invalid_argument&) {
+      throw UserError(location_of(*t->get("kind"), file),
+                      "in " + section + ", 'kind' has no value \"" + kind + "\"" +
+                          suggestion(kind, {"better", "not-worse", "scaling", "ratio"}));
+    }
+    const std::string metric = required_string(*t, "metric", file, section,
+                                               "a task metric such as \"accuracy\", or a run figure such as \"peak_bytes\"");
+    c.metric = stored_metric_name(metric);
+    c.metric_where = location_of(*t->get("metric"), file);
+
+    // The kind decides which keys belong.
+    auto forbid = [&](const char* key, const std::string& why) {
+      if (const toml::node* n = t->get(key))
+        throw UserError(location_of(*n, file), "in " + section + ", '" + key + "' does not apply to a " + kind + " claim (" + why + ")");
+    };
+    auto need = [&](const char* key, const std::string& what) -> const toml::node& {
+      const toml::node* n = t->get(key);
+      if (!n) throw UserError(c.where, section + " (" + kind + ") needs '" + key + "' (" + what + ")");
+      return *n;
+    };
+    const bool paired = c.kind == ClaimKind::Better || c.kind == ClaimKind::NotWorse;
+    if (paired) {
+      forbid("over", "it compares two cells");
+      forbid("slope", "it compares two cells");
+      forbid("at_most", "use kind = \"ratio\" for a factor");
+      forbid("at_least", "use kind = \"ratio\" for a factor");
+      if (const toml::node* n = t->get("margin")) {
+        c.margin = number_at(*n, file, section, "margin");
+        if (c.margin < 0) throw UserError(location_of(*n, file), "in " + section + ", 'margin' must not be negative (it is a distance, in the metric's units)");
+      }
+      if (c.kind == ClaimKind::NotWorse && !(c.margin > 0))
+        throw UserError(t->get("margin") ? location_of(*t->get("margin"), file) : c.where,
+                        section + ": a not-worse claim needs 'margin' > 0 (how much worse still counts as not worse, in the metric's units)");
+    } else if (c.kind == ClaimKind::Scaling) {
+      forbid("b", "it follows one model's cells over 'over'");
+      forbid("margin", "it claims a slope");
+      forbid("at_most", "use 'slope' = [lo, hi]");
+      forbid("at_least", "use 'slope' = [lo, hi]");
+      const toml::node& over = need("over", "\"seq_len\" or \"batch_size\"");
+      auto s = over.as_string();
+      if (!s || (s->get() != "seq_len" && s->get() != "batch_size"))
+        throw UserError(location_of(over, file), "in " + section + ", 'over' must be \"seq_len\" or \"batch_size\"");
+      c.over = s->get() == "seq_len" ? "task.seq_len" : "train.batch_size";
+      const toml::node& slope = need("slope", "the claimed range of the log-log slope, e.g. [0.9, 1.1] for linear");
+      auto arr = slope.as_array();
+      if (!arr || arr->size() != 2)
+        throw UserError(location_of(slope, file), "in " + section + ", 'slope' must be a range [lo, hi] (e.g. [0.9, 1.1] for linear)");
+      c.slope_lo = number_at((*arr)[0], file, section, "slope");
+      c.slope_hi = number_at((*arr)[1], file, section, "slope");
+      if (!(c.slope_lo <= c.slope_hi))
+        throw UserError(location_of(slope, file), "in " + section + ", 'slope' = [lo, hi] needs lo ≤ hi");
+    } else {
+      forbid("over", "it compares two cells");
+      forbid("slope", "it compares two cells");
+      forbid("margin", "a ratio claim states at_most and/or at_least");
+      for (const char* key : {"at_most", "at_least"})
+        if (const toml::node* n = t->get(key)) {
+          const double v = number_at(*n, file, section, key);
+          if (!(v > 0)) throw UserError(location_of(*n, file), "in " + section + ", '" + key + "' must be a positive factor (A / B)");
+          (std::string(key) == "at_most" ? c.at_most : c.at_least) = v;
+        }
+      if (!c.at_most && !c.at_least)
+        throw UserError(c.where, section + " (ratio) needs 'at_most' and/or 'at_least': the claimed bound on mean(A) / mean(B)");
+      if (c.at_most && c.at_least && *c.at_least > *c.at_most)
+        throw UserError(location_of(*t->get("at_least"), file), "in " + section + ", 'at_least' is above 'at_most'");
+    }
+
+    std::string task;
+    if (const toml::node* n = t->get("task")) {
+      auto s = n->as_string();
+      if (!s) throw UserError(location_of(*n, file), "in " + section + ", 'task' must be a task name (a string)");
+      task = s->get();
+      if (!TaskRegistry::instance().find(task))
+        throw UserError(location_of(*n, file), "in " + section + ", unknown task '" + task + "'" + suggestion(task, TaskRegistry::instance().names()));
+    }
+    const SelectorReader reader(file, section, TaskRegistry::instance().names());
+    std::vector<std::pair<std::string, json>> common;
+    if (!task.empty()) common.emplace_back("task.name", task);
+    const toml::table* where_table = nullptr;
+    if (const toml::node* n = t->get("where")) {
+      where_table = n->as_table();
+      if (!where_table)
+        throw UserError(location_of(*n, file), "in " + section + ", 'where' must be a table of option = value, e.g. where = { seq_len = 256 }");
+      if (where_table->get("model"))
+        throw UserError(location_of(*where_table->get("model"), file), "in " + section + ", name the model in 'a' and 'b', not in 'where'");
+    }
+    auto side = [&](const char* key) {
+      CellSelector sel;
+      const toml::node& n = need(key, std::string("the cell(s) ") + (key[0] == 'a' ? "A" : "B") +
+                                           ": a table such as { model = \"maelre\", attention = \"auto\" }");
+      const toml::table* st = n.as_table();
+      if (!st) throw UserError(location_of(n, file), "in " + section + ", '" + key + "' must be a table such as { model = \"maelre\" }");
+      sel.where = location_of(n, file);
+      const toml::node* m = st->get("model");
+      if (!m || !m->as_string())
+        throw UserError(sel.where, "in " + section + ", '" + key + "' needs model = \"<name>\" (lrbench list models)");
+      const std::string model = m->as_string()->get();
+      if (!ModelRegistry::instance().find(model))
+        throw UserError(location_of(*m, file), "in " + section + ", unknown model '" + model + "'" +
+                                                   suggestion(model, ModelRegistry::instance().names()));
+      if (st->get("task")) throw UserError(location_of(*st->get("task"), file), "in " + section + ", name the task once, at the claim's top level ('task')");
+      sel.match = common;
+      sel.match_where.assign(common.size(), t->get("task") ? location_of(*t->get("task"), file) : sel.where);
+      sel.match.emplace_back("model.name", model);
+      sel.match_where.push_back(location_of(*m, file));
+      if (where_table) reader.read(*where_table, model, task, "'where'", sel);
+      reader.read(*st, model, task, "'" + std::string(key) + "'", sel);
+      std::set<std::string> seen;
+      for (const auto& [path, v] : sel.match)
+        if (!seen.insert(path).second)
+          throw UserError(sel.where, "in " + section + ", '" + path_name(path) + "' is given twice for '" + key + "' (in 'where' and in '" + key + "')");
+      if (c.kind == ClaimKind::Scaling && seen.count(c.over))
+        throw UserError(sel.where, "in " + section + ", '" + key + "' fixes '" + path_name(c.over) + "', the axis the claim scales over");
+      sel.label = selector_label(sel.match);
+      return sel;
+    };
+    c.a = side("a");
+    if (c.kind != ClaimKind::Scaling) c.b = side("b");
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void check_claims(std::vector<ClaimSpec>& claims, const std::vector<RunSpec>& runs, bool measurement) {
+  for (auto& c : claims) {
+    const std::string section = "[[claim]] '" + c.name + "'";
+    auto cells_of = [&](const CellSelector& sel, const char* side) {
+      std::vector<const RunSpec*> matched;
+      for (const auto& r : runs)
+        if (sel.matches(r.spec)) matched.push_back(&r);
+      if (matched.empty()) {
+        // Say which part selects nothing, and point at it, so the fix is obvious.
+        std::string why;
+        SourceLocation at = sel.where;
+        for (std::size_t k = 1; k <= sel.match.size() && why.empty(); ++k) {
+          CellSelector prefix;
+          prefix.match.assign(sel.match.begin(), sel.match.begin() + static_cast<std::ptrdiff_t>(k));
+          bool any = false;
+          std::set<std::string> values;
+          for (const auto& r : runs) {
+            CellSelector before;
+            before.match.assign(sel.match.begin(), sel.match.begin() + static_cast<std::ptrdiff_t>(k - 1));
+            if (!before.matches(r.spec)) continue;
+            if (prefix.matches(r.spec)) any = true;
+            if (const json* v = at_path(r.spec, sel.match[k - 1].first)) values.insert(value_text(*v));
+          }
+          if (!any) {
+            why = "no run has " + path_name(sel.match[k - 1].first) + " = " + value_text(sel.match[k - 1].second) +
+                  (values.empty() ? std::string() : " (the sweep has: " + join({values.begin(), values.end()}, ", ") + ")");
+            if (k - 1 < sel.match_where.size()) at = sel.match_where[k - 1];
+          }
+        }
+        throw UserError(at, "in " + section + ", '" + side + "' (" + sel.label + ") selects no run of this sweep: " + why);
+      }
+      return matched;
+    };
+    auto one_cell = [&](const CellSelector& sel, const char* side, const std::string& allowed_axis) {
+      auto matched = cells_of(sel, side);
+      std::vector<json> specs;
+      for (const auto* r : matched) specs.push_back(r->spec);
+      std::vector<std::string> varying = varying_paths(specs);
+      std::vector<std::string> extra;
+      for (const auto& p : varying)
+        if (p != allowed_axis) extra.push_back(path_name(p));
+      // Runs from several [[task]] tables differ in task.name, which varying_paths does not list.
+      std::set<std::string> task_names;
+      for (const auto* r : matched) task_names.insert(r->task_name());
+      if (task_names.size() > 1) extra.insert(extra.begin(), "task");
+      if (!extra.empty())
+        throw UserError(sel.where, "in " + section + ", '" + side + "' (" + sel.label + ") selects runs of several cells: they differ in " +
+                                       join(extra, ", ") + "; fix " + (extra.size() > 1 ? "them" : "it") + " in '" + side +
+                                       "' or in 'where'");
+      return matched;
+    };
+    auto check_metric = [&](const std::vector<const RunSpec*>& matched) {
+      const auto& figures = claimable_run_figures();
+      if (std::find(figures.begin(), figures.end(), c.metric) != figures.end()) {
+        if (measurement && (c.metric == "eval_loss" || c.metric == "train_loss"))
+          throw UserError(c.metric_where, "in " + section + ", this sweep measures ([measure]) and does not train: '" +
+                                              c.metric + "' is not recorded; claim a figure such as peak_bytes or step_seconds_median");
+        if (!measurement && (c.metric == "max_batch_in_budget" || c.metric == "attention_peak_bytes"))
+          throw UserError(c.metric_where, "in " + section + ", '" + c.metric + "' is recorded by measurement sweeps ([measure]" +
+                                              (c.metric == "max_batch_in_budget" ? " with a budget)" : ")"));
+        return;
+      }
+      const std::string name = c.metric.substr(5);  // "eval_" + task metric
+      for (const auto* r : matched) {
+        const auto& m = r->task_info.metrics;
+        if (std::find(m.begin(), m.end(), name) == m.end()) {
+          std::vector<std::string> known = m;
+          known.insert(known.end(), figures.begin(), figures.end());
+          throw UserError(c.metric_where, "in " + section + ", task '" + r->task_name() + "' has no metric '" + name + "'" +
+                                              suggestion(name, known));
+        }
+      }
+      if (measurement)
+        throw UserError(c.metric_where, "in " + section + ", this sweep measures ([measure]) and does not train: '" + name +
+                                            "' is not recorded; claim a figure such as peak_bytes or step_seconds_median");
+    };
+    if (c.kind == ClaimKind::Scaling) {
+      auto matched = one_cell(c.a, "a", c.over);
+      std::set<double> xs;
+      for (const auto* r : matched) xs.insert(at_path(r->spec, c.over)->get<double>());
+      if (xs.size() < 3)
+        throw UserError(c.a.where, "in " + section + ", '" + path_name(c.over) + "' takes " + std::to_string(xs.size()) +
+                                       " value(s) among the runs of '" + c.a.label + "'; a slope with an interval needs at least 3");
+      check_metric(matched);
+      c.a.expected_runs = matched.size();
+      c.a.expected_over.assign(xs.begin(), xs.end());
+    } else {
+      auto a = one_cell(c.a, "a", "");
+      auto b = one_cell(c.b, "b", "");
+      c.a.expected_runs = a.size();
+      c.b.expected_runs = b.size();
+      if (a.front()->key == b.front()->key ||
+          (a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin())))
+        throw UserError(c.b.where, "in " + section + ", 'a' and 'b' select the same cell; a claim compares two different cells");
+      check_metric(a);
+      check_metric(b);
+    }
+  }
+}
+
+}  // namespace lrb

@@ -1,0 +1,60 @@
+#pragma once
+// Claims → verdicts. Each [[claim]] of the sweeps behind a report (DIR/sweep.json) is
+// evaluated on the runs found, with the same statistics as the tables:
+//   better / not-worse: per-seed differences Δ = A − B over the seeds both ran; a two-sided
+//     one-sample t-test of Δ against the claimed threshold, Holm-adjusted over the report's
+//     better and not-worse claims; the interval shown is the t interval at the level of the
+//     claim's Holm step (1 − α / (m − step + 1)), so "wholly on one side" and "adjusted
+//     p ≤ α" agree;
+//   ratio: mean(A) / mean(B) over paired seeds, percentile bootstrap interval;
+//   scaling: least-squares slope of log(metric) on log(over) over every ok run, t interval.
+// Verdicts: supported (the interval lies wholly in the claimed region), refuted (wholly
+// outside), inconclusive (it straddles; for better / not-worse with the seeds a study with
+// the observed effect and spread would need for 80 % power), not tested (a cell has no
+// value: not run, failed, stopped; with the reason).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "suite/config/claim_spec.h"
+#include "suite/stats/bootstrap.h"
+#include "suite/stats/sample_stats.h"
+#include "suite/store/run_record.h"
+
+namespace lrb {
+
+enum class Verdict { Supported, Refuted, Inconclusive, NotTested };
+const char* verdict_name(Verdict v);  // "supported", "refuted", "inconclusive", "not tested"
+
+struct ClaimSettings {
+  double alpha = 0.05;                 // family-wise, over the better / not-worse claims (Holm)
+  stats::BootstrapSettings bootstrap;  // ratio intervals; its confidence is that of ratio and scaling claims
+  double power = 0.8;                  // for the seeds an inconclusive comparison would need
+};
+
+struct ClaimResult {
+  ClaimSpec claim;
+  bool higher_is_better = true;
+  Verdict verdict = Verdict::NotTested;
+  std::string why;                       // the reason for not tested / inconclusive, or how it was decided
+  std::size_t n = 0;                     // paired seeds (better, not-worse, ratio) or points (scaling)
+  std::optional<double> estimate;        // mean Δ, ratio of means, or slope
+  std::optional<stats::Interval> interval;
+  double confidence = 0.95;              // of `interval`
+  std::optional<double> threshold;       // better / not-worse: the Δ the claim must beat
+  std::optional<double> p_value, p_holm; // better / not-worse: test of Δ = threshold, and Holm-adjusted
+  std::size_t holm_step = 0, family = 0; // better / not-worse: the claim's rank by p (1 = smallest) among `family`
+  std::optional<double> sd;              // better / not-worse: sd of Δ
+  std::optional<std::size_t> seeds_needed;  // inconclusive better / not-worse: paired seeds for `power`
+  std::vector<std::string> notes;        // runs without a value, seeds on one side only, lengths dropped
+  std::vector<std::int64_t> seeds;       // paired seeds used (better, not-worse, ratio)
+};
+
+// Claims as given (deduplicated by the caller), evaluated on `runs`.
+std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, const std::vector<RunRecord>& runs,
+                                         const ClaimSettings& settings);
+
+// "Δ = +0.043 [+0.021, +0.065] (98.3 % CI)": the evidence column of a claims table.
+std::string claim_evidence(const ClaimResult& r);
+
+}  // namespace lrb

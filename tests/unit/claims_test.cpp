@@ -1,0 +1,482 @@
+// Claims*: [[claim]] tables are validated like every other key (file:line:column, before
+// anything runs), and verdicts follow from the intervals on constructed values whose answer
+// is known: clearly supported, clearly refuted, straddling, and not tested. The power and
+// ratio statistics behind them are checked against statsmodels and SciPy
+// (tests/fixtures/stats/claims_fixtures.json, written by make_claims_fixtures.py).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "suite/config/expand.h"
+#include "suite/config/sweep_spec.h"
+#include "suite/core/errors.h"
+#include "suite/report/claims.h"
+#include "suite/stats/multiple_testing.h"
+#include "suite/stats/power.h"
+#include "suite/stats/ratio.h"
+#include "tests/support/report_runs.h"
+
+namespace lrb {
+namespace {
+
+using json = nlohmann::json;
+
+// ---------------------------------------------------------------------------------------
+// Validation
+
+const char* kStudy = R"([sweep]
+name = "study"
+seeds = 2
+base_seed = 7
+
+[train]
+steps = 5
+batch_size = 4
+
+[[task]]
+name = "listops"
+seq_len = [64, 128, 256]
+train_size = 16
+
+[[model]]
+name = "transformer"
+dim = 32
+attention = ["softmax", "linear"]
+
+[[claim]]
+name = "softmax-beats-linear"
+statement = "softmax attention is more accurate than linear attention"
+source = "a paper, Table 2"
+kind = "better"
+metric = "accuracy"
+where = { seq_len = 64 }
+a = { model = "transformer", attention = "softmax" }
+b = { model = "transformer", attention = "linear" }
+
+[[claim]]
+name = "linear-memory"
+statement = "linear attention's peak memory grows linearly with N"
+source = "a paper, Section 3"
+kind = "scaling"
+metric = "peak_bytes"
+over = "seq_len"
+slope = [0.8, 1.2]
+a = { model = "transformer", attention = "linear" }
+)";
+
+std::string study_with(const std::string& from, const std::string& to) {
+  std::string s = kStudy;
+  const auto pos = s.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  return s.replace(pos, from.size(), to);
+}
+
+// The first claim alone, written [claim] instead of [[claim]].
+std::string only_first_claim_as_table() {
+  std::string s = kStudy;
+  s = s.substr(0, s.find("[[claim]]", s.find("[[claim]]") + 1));
+  return s.replace(s.find("[[claim]]"), 9, "[claim]");
+}
+
+struct ClaimBad {
+  const char* name;
+  std::string text;
+  std::string where;
+  std::string contains;
+};
+void PrintTo(const ClaimBad& c, std::ostream* os) { *os << c.name; }
+
+class ClaimsConfigBad : public ::testing::TestWithParam<ClaimBad> {};
+
+TEST_P(ClaimsConfigBad, IsAnErrorAtItsKeyBeforeAnythingRuns) {
+  const ClaimBad& c = GetParam();
+  try {
+    (void)expand_sweep(parse_sweep(c.text, "study.toml"));
+    FAIL() << "accepted: " << c.name;
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(c.where, 0), 0u) << msg;
+    EXPECT_NE(msg.find(c.contains), std::string::npos) << msg;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ClaimsConfigBad,
+    ::testing::Values(
+        ClaimBad{"unknown claim key", study_with("source = \"a paper, Table 2\"", "sourse = \"a paper, Table 2\""),
+                 "study.toml:23:1", "did you mean 'source'"},
+        ClaimBad{"unknown kind", study_with("kind = \"better\"", "kind = \"beter\""), "study.toml:24:8", "did you mean 'better'"},
+        ClaimBad{"value not in the sweep", study_with("where = { seq_len = 64 }", "where = { seq_len = 512 }"), "study.toml:26:21",
+                 "no run has seq_len = 512 (the sweep has: 128, 256, 64)"},
+        ClaimBad{"several cells", study_with("where = { seq_len = 64 }\n", ""), "study.toml:26:5",
+                 "selects runs of several cells: they differ in seq_len"},
+        ClaimBad{"unknown selector key", study_with("attention = \"softmax\" }", "atention = \"softmax\" }"), "study.toml:27:30",
+                 "did you mean 'attention'"},
+        ClaimBad{"bad selector value", study_with("attention = \"softmax\" }", "attention = \"sofmax\" }"), "study.toml:27:42",
+                 "did you mean 'softmax'"},
+        ClaimBad{"unknown model", study_with("a = { model = \"transformer\", attention = \"softmax\" }",
+                                             "a = { model = \"transfomer\", attention = \"softmax\" }"),
+                 "study.toml:27:15", "did you mean 'transformer'"},
+        ClaimBad{"same cell twice", study_with("attention = \"linear\" }\n\n[[claim]]", "attention = \"softmax\" }\n\n[[claim]]"),
+                 "study.toml:28:5", "select the same cell"},
+        ClaimBad{"unknown metric", study_with("metric = \"accuracy\"", "metric = \"acuracy\""), "study.toml:25:10",
+                 "has no metric 'acuracy'; did you mean 'accuracy'"},
+        ClaimBad{"not-worse without a margin", study_with("kind = \"better\"", "kind = \"not-worse\""), "study.toml:20:1",
+                 "needs 'margin' > 0"},
+        ClaimBad{"negative margin", study_with("kind = \"better\"", "kind = \"better\"\nmargin = -0.1"), "study.toml:25:10",
+                 "must not be negative"},
+        ClaimBad{"scaling with b", study_with("slope = [0.8, 1.2]", "slope = [0.8, 1.2]\nb = { model = \"transformer\" }"),
+                 "study.toml:38:5", "'b' does not apply to a scaling claim"},
+        ClaimBad{"scaling over two values", study_with("seq_len = [64, 128, 256]", "seq_len = [64, 128]"), "study.toml:38:5",
+                 "a slope with an interval needs at least 3"},
+        ClaimBad{"scaling range reversed", study_with("slope = [0.8, 1.2]", "slope = [1.2, 0.8]"), "study.toml:37:9", "needs lo ≤ hi"},
+        ClaimBad{"scaling fixes its axis", study_with("a = { model = \"transformer\", attention = \"linear\" }\n",
+                                                      "a = { model = \"transformer\", attention = \"linear\", seq_len = 64 }\n"),
+                 "study.toml:38:5", "fixes 'seq_len', the axis the claim scales over"},
+        ClaimBad{"ratio without a bound", study_with("kind = \"better\"", "kind = \"ratio\""), "study.toml:20:1",
+                 "needs 'at_most' and/or 'at_least'"},
+        ClaimBad{"duplicate claim name", study_with("name = \"linear-memory\"", "name = \"softmax-beats-linear\""), "study.toml:31:8",
+                 "already declared"},
+        ClaimBad{"claim as a table", only_first_claim_as_table(), "study.toml:20:1", "write [[claim]]"},
+        ClaimBad{"max batch in a training sweep", study_with("metric = \"peak_bytes\"", "metric = \"max_batch_in_budget\""),
+                 "study.toml:35:10", "recorded by measurement sweeps"}),
+    [](const ::testing::TestParamInfo<ClaimBad>& i) {
+      std::string n = i.param.name;
+      for (auto& ch : n)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return n;
+    });
+
+TEST(ClaimsConfig, ExpansionRecordsWhatEachSideExpects) {
+  const ExpandedSweep ex = expand_sweep(parse_sweep(kStudy, "study.toml"));
+  ASSERT_EQ(ex.claims.size(), 2u);
+  const ClaimSpec& better = ex.claims[0];
+  EXPECT_EQ(better.kind, ClaimKind::Better);
+  EXPECT_EQ(better.metric, "eval_accuracy");
+  EXPECT_EQ(better.a.expected_runs, 2u);  // two seeds
+  EXPECT_EQ(better.b.expected_runs, 2u);
+  EXPECT_EQ(better.a.label, "transformer seq_len=64 attention=softmax");
+  const ClaimSpec& scaling = ex.claims[1];
+  EXPECT_EQ(scaling.a.expected_runs, 6u);
+  EXPECT_EQ(scaling.a.expected_over, (std::vector<double>{64, 128, 256}));
+  // Selectors select exactly the runs they name; the JSON form (sweep.json) round-trips.
+  std::size_t selected = 0;
+  for (const auto& r : ex.runs) selected += better.a.matches(r.spec);
+  EXPECT_EQ(selected, 2u);
+  for (const auto& c : ex.claims) EXPECT_EQ(ClaimSpec::from_json(c.to_json()).to_json(), c.to_json());
+  EXPECT_EQ(better.claimed_text(true), "A − B > 0");
+  EXPECT_EQ(scaling.claimed_text(false), "slope in [0.8, 1.2]");
+}
+
+TEST(ClaimsConfig, ClaimsOfAnotherBaseSeedDoNotSelectThisSweepsRuns) {
+  const ExpandedSweep ex = expand_sweep(parse_sweep(kStudy, "study.toml"));
+  std::string other = kStudy;
+  other.replace(other.find("base_seed = 7"), 13, "base_seed = 8");
+  const ExpandedSweep ex8 = expand_sweep(parse_sweep(other, "other.toml"));
+  for (const auto& r : ex8.runs) EXPECT_FALSE(ex.claims[0].a.matches(r.spec));
+}
+
+// ---------------------------------------------------------------------------------------
+// Verdicts on constructed values
+
+RunRecord run_of(const std::string& model, const std::string& attention, int seed, std::map<std::string, double> metrics,
+                 std::int64_t seq_len = 64, RunStatus status = RunStatus::Ok, const std::string& error = "") {
+  test::RunDraft d;
+  d.model = model;
+  d.model_options = {{"attention", attention}};
+  d.seed = seed;
+  d.seq_len = seq_len;
+  d.metrics = std::move(metrics);
+  d.status = status;
+  d.error = error;
+  return test::make_run(d);
+}
+
+CellSelector side(const std::string& attention, std::optional<std::int64_t> seq_len = 64) {
+  CellSelector s;
+  s.match = {{"model.name", "transformer"}, {"model.options.attention", attention}};
+  if (seq_len) s.match.emplace_back("task.seq_len", *seq_len);
+  s.label = "transformer attention=" + attention;
+  return s;
+}
+
+ClaimSpec paired_claim(const std::string& name, ClaimKind kind, const std::string& metric, double margin = 0) {
+  ClaimSpec c;
+  c.name = name;
+  c.statement = name;
+  c.source = "constructed";
+  c.kind = kind;
+  c.metric = metric;
+  c.a = side("softmax");
+  c.b = side("linear");
+  c.a.expected_runs = c.b.expected_runs = 5;
+  c.margin = margin;
+  return c;
+}
+
+// Five seeds: A = B + delta[s].
+std::vector<RunRecord> pair_runs(const std::vector<double>& delta, const std::string& metric = "eval_accuracy", double base = 0.5) {
+  std::vector<RunRecord> runs;
+  for (int s = 0; s < static_cast<int>(delta.size()); ++s) {
+    const double b = base + 0.01 * s;
+    runs.push_back(run_of("transformer", "softmax", s, {{metric, b + delta[s]}}));
+    runs.push_back(run_of("transformer", "linear", s, {{metric, b}}));
+  }
+  return runs;
+}
+
+ClaimResult only(const std::vector<ClaimSpec>& claims, const std::vector<RunRecord>& runs) {
+  const auto r = evaluate_claims(claims, runs, ClaimSettings{});
+  EXPECT_EQ(r.size(), 1u);
+  return r.at(0);
+}
+
+TEST(ClaimsVerdict, BetterClearlyAboveIsSupported) {
+  const auto r = only({paired_claim("up", ClaimKind::Better, "eval_accuracy")}, pair_runs({0.050, 0.052, 0.047, 0.051, 0.049}));
+  EXPECT_EQ(r.verdict, Verdict::Supported) << r.why;
+  EXPECT_EQ(r.n, 5u);
+  EXPECT_NEAR(*r.estimate, 0.0498, 1e-12);
+  EXPECT_GT(r.interval->lo, 0.0);
+  EXPECT_NEAR(r.confidence, 0.95, 1e-12);  // one claim: Holm's only step is α itself
+  EXPECT_FALSE(r.seeds_needed);
+}
+
+TEST(ClaimsVerdict, BetterClearlyBelowIsRefuted) {
+  const auto r = only({paired_claim("down", ClaimKind::Better, "eval_accuracy")}, pair_runs({-0.050, -0.052, -0.047, -0.051, -0.049}));
+  EXPECT_EQ(r.verdict, Verdict::Refuted) << r.why;
+  EXPECT_LT(r.interval->hi, 0.0);
+}
+
+TEST(ClaimsVerdict, StraddlingIsInconclusiveWithTheSeedsAStudyWouldNeed) {
+  const std::vector<double> d = {0.020, -0.015, 0.010, -0.020, 0.012};
+  const auto r = only({paired_claim("flat", ClaimKind::Better, "eval_accuracy")}, pair_runs(d));
+  EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.why;
+  EXPECT_LT(r.interval->lo, 0.0);
+  EXPECT_GT(r.interval->hi, 0.0);
+  ASSERT_TRUE(r.seeds_needed);
+  const double effect = *r.estimate / *r.sd;
+  EXPECT_EQ(*r.seeds_needed, *stats::paired_t_seeds_needed(effect, 0.05));
+  EXPECT_GT(*r.seeds_needed, 5u);
+  EXPECT_LT(stats::paired_t_power(effect, *r.seeds_needed - 1, 0.05), 0.8);
+  EXPECT_GE(stats::paired_t_power(effect, *r.seeds_needed, 0.05), 0.8);
+}
+
+TEST(ClaimsVerdict, BetterByAMarginTestsAgainstTheMargin) {
+  // Δ ≈ 0.05 beats 0 clearly but not a margin of 0.05, and falls clearly short of 0.08.
+  const std::vector<double> d = {0.050, 0.052, 0.047, 0.051, 0.049};
+  EXPECT_EQ(only({paired_claim("m", ClaimKind::Better, "eval_accuracy", 0.05)}, pair_runs(d)).verdict, Verdict::Inconclusive);
+  const auto r = only({paired_claim("m", ClaimKind::Better, "eval_accuracy", 0.08)}, pair_runs(d));
+  EXPECT_EQ(r.verdict, Verdict::Refuted);
+  EXPECT_DOUBLE_EQ(*r.threshold, 0.08);
+}
+
+TEST(ClaimsVerdict, NotWorseWithinTheMarginIsSupported) {
+  const std::vector<double> d = {-0.005, -0.004, -0.006, -0.003, -0.005};
+  EXPECT_EQ(only({paired_claim("nw", ClaimKind::NotWorse, "eval_accuracy", 0.02)}, pair_runs(d)).verdict, Verdict::Supported);
+  // The same values as "better" are refuted: A is slightly but surely worse.
+  EXPECT_EQ(only({paired_claim("b", ClaimKind::Better, "eval_accuracy")}, pair_runs(d)).verdict, Verdict::Refuted);
+}
+
+TEST(ClaimsVerdict, LowerIsBetterMetricsFlipTheClaimedSide) {
+  // A uses 30 % less memory: "A better than B" on peak_bytes is supported.
+  std::vector<RunRecord> runs;
+  for (int s = 0; s < 4; ++s) {
+    runs.push_back(run_of("transformer", "softmax", s, {{"peak_bytes", 700.0 + s}}));
+    runs.push_back(run_of("transformer", "linear", s, {{"peak_bytes", 1000.0 + 2 * s}}));
+  }
+  const auto r = only({paired_claim("mem", ClaimKind::Better, "peak_bytes")}, runs);
+  EXPECT_FALSE(r.higher_is_better);
+  EXPECT_EQ(r.verdict, Verdict::Supported) << r.why;
+  EXPECT_EQ(r.claim.claimed_text(false), "A − B < 0");
+}
+
+TEST(ClaimsVerdict, HolmAcrossClaimsSetsEachIntervalsLevel) {
+  // Three claims on three metrics of the same runs: p-values adjusted together.
+  std::vector<RunRecord> runs;
+  const double a[] = {0.05, 0.02, 0.04, 0.03, 0.06};
+  for (int s = 0; s < 5; ++s) {
+    runs.push_back(run_of("transformer", "softmax", s, {{"eval_accuracy", 0.5 + a[s]}, {"eval_macro_f1", 0.5 + a[s] / 10 + (s % 2 ? 0.004 : -0.004)}, {"eval_top3", 0.5 + 0.001 * (s - 2)}}));
+    runs.push_back(run_of("transformer", "linear", s, {{"eval_accuracy", 0.5}, {"eval_macro_f1", 0.5}, {"eval_top3", 0.5}}));
+  }
+  std::vector<ClaimSpec> claims = {paired_claim("acc", ClaimKind::Better, "eval_accuracy"),
+                                   paired_claim("f1", ClaimKind::Better, "eval_macro_f1"),
+                                   paired_claim("top3", ClaimKind::Better, "eval_top3")};
+  const auto r = evaluate_claims(claims, runs, ClaimSettings{});
+  std::vector<double> raw;
+  for (const auto& c : r) raw.push_back(*c.p_value);
+  const auto holm = stats::holm(raw);
+  for (std::size_t k = 0; k < r.size(); ++k) {
+    EXPECT_EQ(r[k].family, 3u);
+    EXPECT_DOUBLE_EQ(*r[k].p_holm, holm[k]);
+    EXPECT_NEAR(r[k].confidence, 1.0 - 0.05 / static_cast<double>(3 - r[k].holm_step + 1), 1e-12);
+    // The verdict and the interval agree: decided exactly when the interval excludes 0.
+    const bool excludes = r[k].interval->lo > 0 || r[k].interval->hi < 0;
+    EXPECT_EQ(r[k].verdict != Verdict::Inconclusive, excludes && *r[k].p_holm <= 0.05) << r[k].claim.name;
+  }
+  EXPECT_EQ(r[0].verdict, Verdict::Supported);
+  EXPECT_EQ(r[0].holm_step, 1u);
+  EXPECT_EQ(r[2].verdict, Verdict::Inconclusive);
+}
+
+TEST(ClaimsVerdict, FailedCellIsNotTestedWithTheReason) {
+  std::vector<RunRecord> runs;
+  for (int s = 0; s < 3; ++s) {
+    runs.push_back(run_of("transformer", "softmax", s, {{"eval_accuracy", 0.6}}));
+    runs.push_back(run_of("transformer", "linear", s, {}, 64, RunStatus::Failed, "memory budget exceeded"));
+  }
+  const auto r = only({paired_claim("x", ClaimKind::Better, "eval_accuracy")}, runs);
+  EXPECT_EQ(r.verdict, Verdict::NotTested);
+  EXPECT_NE(r.why.find("B (transformer attention=linear) has no run with a value"), std::string::npos) << r.why;
+  bool reason = false;
+  for (const auto& n : r.notes) reason = reason || n.find("failed: memory budget exceeded") != std::string::npos;
+  EXPECT_TRUE(reason);
+  // Nothing at all in the results: not tested either, and said so.
+  const auto none = only({paired_claim("y", ClaimKind::Better, "eval_accuracy")}, {});
+  EXPECT_EQ(none.verdict, Verdict::NotTested);
+  EXPECT_NE(none.why.find("none of its runs is in the results"), std::string::npos);
+}
+
+TEST(ClaimsVerdict, OnePairedSeedIsInconclusive) {
+  const auto r = only({paired_claim("one", ClaimKind::Better, "eval_accuracy")}, pair_runs({0.1}));
+  EXPECT_EQ(r.verdict, Verdict::Inconclusive);
+  EXPECT_FALSE(r.interval);
+  EXPECT_NE(r.why.find("at least 2"), std::string::npos);
+}
+
+ClaimSpec ratio_claim(std::optional<double> at_least, std::optional<double> at_most) {
+  ClaimSpec c = paired_claim("ratio", ClaimKind::Ratio, "peak_bytes");
+  c.at_least = at_least;
+  c.at_most = at_most;
+  return c;
+}
+
+TEST(ClaimsVerdict, RatioFromItsBootstrapInterval) {
+  std::vector<RunRecord> exact, noisy;
+  const double noise[] = {0.9, 1.15, 0.8, 1.2, 0.95};
+  for (int s = 0; s < 5; ++s) {
+    exact.push_back(run_of("transformer", "softmax", s, {{"peak_bytes", 630.0 * (1 + 0.01 * s)}}));
+    exact.push_back(run_of("transformer", "linear", s, {{"peak_bytes", 1000.0 * (1 + 0.01 * s)}}));
+    noisy.push_back(run_of("transformer", "softmax", s, {{"peak_bytes", 630.0 * noise[s]}}));
+    noisy.push_back(run_of("transformer", "linear", s, {{"peak_bytes", 1000.0}}));
+  }
+  EXPECT_EQ(only({ratio_claim(std::nullopt, 0.7)}, exact).verdict, Verdict::Supported);  // memory −37 %: at most 0.7
+  EXPECT_EQ(only({ratio_claim(std::nullopt, 0.6)}, exact).verdict, Verdict::Refuted);
+  EXPECT_EQ(only({ratio_claim(0.62, 0.64)}, exact).verdict, Verdict::Supported);
+  const auto r = only({ratio_claim(std::nullopt, 0.63)}, noisy);
+  EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.why;
+  EXPECT_NEAR(*r.estimate, 0.63, 1e-12);
+  EXPECT_LT(r.interval->lo, 0.63);
+  EXPECT_GT(r.interval->hi, 0.63);
+}
+
+ClaimSpec scaling_claim(double lo, double hi, std::vector<double> expected) {
+  ClaimSpec c;
+  c.name = "scaling";
+  c.statement = "scales";
+  c.source = "constructed";
+  c.kind = ClaimKind::Scaling;
+  c.metric = "peak_bytes";
+  c.a = side("linear", std::nullopt);
+  c.a.expected_over = std::move(expected);
+  c.over = "task.seq_len";
+  c.slope_lo = lo;
+  c.slope_hi = hi;
+  return c;
+}
+
+std::vector<RunRecord> scaling_runs(double slope, double noise, const std::vector<std::int64_t>& lengths) {
+  std::vector<RunRecord> runs;
+  for (std::int64_t n : lengths)
+    for (int s = 0; s < 2; ++s) {
+      const double wobble = 1.0 + noise * ((n / 1024 + s) % 3 - 1);
+      runs.push_back(run_of("transformer", "linear", s, {{"peak_bytes", 1e3 * std::pow(static_cast<double>(n), slope) * wobble}}, n));
+    }
+  return runs;
+}
+
+TEST(ClaimsVerdict, ScalingFromTheSlopeInterval) {
+  const std::vector<std::int64_t> lengths = {1024, 2048, 4096, 8192};
+  const std::vector<double> expected = {1024, 2048, 4096, 8192};
+  const auto linear = scaling_runs(1.0, 0.01, lengths);
+  const auto supported = only({scaling_claim(0.9, 1.1, expected)}, linear);
+  EXPECT_EQ(supported.verdict, Verdict::Supported) << supported.why;
+  EXPECT_NEAR(*supported.estimate, 1.0, 0.02);
+  EXPECT_EQ(supported.n, 8u);
+  EXPECT_EQ(only({scaling_claim(-0.1, 0.1, expected)}, linear).verdict, Verdict::Refuted);  // "memory does not grow with N"
+  const auto noisy = only({scaling_claim(0.98, 1.02, expected)}, scaling_runs(1.0, 0.3, lengths));
+  EXPECT_EQ(noisy.verdict, Verdict::Inconclusive) << noisy.why;
+}
+
+TEST(ClaimsVerdict, ScalingWithAFailedLengthIsNotTested) {
+  auto runs = scaling_runs(1.0, 0.01, {1024, 2048, 4096, 8192});
+  for (int s = 0; s < 2; ++s) runs.push_back(run_of("transformer", "linear", s, {}, 16384, RunStatus::Failed, "out of memory"));
+  const auto r = only({scaling_claim(0.9, 1.1, {1024, 2048, 4096, 8192, 16384})}, runs);
+  EXPECT_EQ(r.verdict, Verdict::NotTested);
+  EXPECT_NE(r.why.find("seq_len=16384"), std::string::npos) << r.why;
+}
+
+// ---------------------------------------------------------------------------------------
+// The statistics, against statsmodels and SciPy
+
+const json& fixtures() {
+  static const json j = [] {
+    std::ifstream in(std::string(LRB_FIXTURES_DIR) + "/stats/claims_fixtures.json");
+    if (!in) throw std::runtime_error("cannot open claims_fixtures.json");
+    return json::parse(in);
+  }();
+  return j;
+}
+
+TEST(ClaimsStats, PowerMatchesStatsmodels) {
+  for (const auto& c : fixtures().at("power")) {
+    const double p = stats::paired_t_power(c.at("effect"), c.at("n"), c.at("alpha"));
+    EXPECT_NEAR(p, c.at("power").get<double>(), 1e-9) << c.dump();
+  }
+}
+
+TEST(ClaimsStats, SeedsNeededMatchStatsmodels) {
+  for (const auto& c : fixtures().at("seeds_needed")) {
+    const auto n = stats::paired_t_seeds_needed(c.at("effect"), c.at("alpha"), 0.8);
+    ASSERT_TRUE(n) << c.dump();
+    EXPECT_EQ(*n, c.at("n").get<std::size_t>()) << c.dump();
+  }
+  EXPECT_FALSE(stats::paired_t_seeds_needed(0.0, 0.05));
+  EXPECT_FALSE(stats::paired_t_seeds_needed(1e-4, 0.05, 0.8, 1000));  // beyond the cap
+}
+
+TEST(ClaimsStats, RatioIntervalOnAFixedResampleSetMatchesNumpy) {
+  for (const auto& c : fixtures().at("ratio_exact")) {
+    const auto a = c.at("a").get<std::vector<double>>(), b = c.at("b").get<std::vector<double>>();
+    stats::ResampleSet set;
+    set.n = a.size();
+    for (const auto& row : c.at("indices")) {
+      for (const auto& i : row) set.indices.push_back(i.get<std::uint32_t>());
+      ++set.count;
+    }
+    const auto r = stats::ratio_of_means(a, b, set);
+    ASSERT_TRUE(r.percentile);
+    EXPECT_NEAR(r.percentile->lo, c.at("percentile95")[0].get<double>(), 1e-12);
+    EXPECT_NEAR(r.percentile->hi, c.at("percentile95")[1].get<double>(), 1e-12);
+  }
+}
+
+TEST(ClaimsStats, RatioIntervalWithinMonteCarloToleranceOfScipy) {
+  for (const auto& c : fixtures().at("ratio_mc")) {
+    const auto a = c.at("a").get<std::vector<double>>(), b = c.at("b").get<std::vector<double>>();
+    stats::BootstrapSettings s;
+    s.resamples = 20000;
+    const auto r = stats::ratio_of_means(a, b, s);
+    EXPECT_NEAR(*r.ratio, c.at("ratio").get<double>(), 1e-12);
+    // Both are Monte-Carlo estimates of the same quantiles: within a fraction of the bootstrap SE.
+    const double se = c.at("standard_error");
+    // With 5 seeds the resample ratios take few values, and a quantile sits on a jump
+    // between two of them: a looser bound there.
+    const double tolerance = (a.size() < 8 ? 0.3 : 0.1) * se;
+    EXPECT_NEAR(r.percentile->lo, c.at("percentile95")[0].get<double>(), tolerance);
+    EXPECT_NEAR(r.percentile->hi, c.at("percentile95")[1].get<double>(), tolerance);
+  }
+}
+
+}  // namespace
+}  // namespace lrb
