@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "suite/config/claim_spec.h"
 #include "suite/config/expand.h"
 #include "suite/config/sweep_spec.h"
 #include "suite/core/files.h"
@@ -79,6 +80,18 @@ TEST(ConfigLimits, BaseSeedsAreExactAndNeverShareRunKeys) {
   const ExpandedSweep top = expand_sweep(parse_sweep(sweep("base_seed = 9223372036854775807\n"), "l.toml"));
   EXPECT_EQ(top.runs[0].base_seed(), 9223372036854775807ull);
   EXPECT_NE(error_of(sweep("base_seed = -1\n")).find("must be at least 0"), std::string::npos);
+}
+
+// A claim's cell selects runs by exact value: a seed of 2^53 + 1 is not one of 2^53.
+TEST(ConfigLimits, ClaimCellsMatchIntegersExactly) {
+  CellSelector cell;
+  cell.match = {{"model.options.random_seed", json(std::int64_t{9007199254740993})}};
+  const json spec = {{"model", {{"name", "bigbird"}, {"options", {{"random_seed", std::int64_t{9007199254740992}}}}}}};
+  EXPECT_FALSE(cell.matches(spec));
+  cell.match[0].second = json(std::int64_t{9007199254740992});
+  EXPECT_TRUE(cell.matches(spec));
+  cell.match[0].second = json(9007199254740992.0);  // a TOML float naming the same number
+  EXPECT_TRUE(cell.matches(spec));
 }
 
 TEST(ConfigLimits, TooLongANameIsCalledTooLong) {
