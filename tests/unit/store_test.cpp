@@ -230,7 +230,7 @@ TEST_F(StoreTest, SpecNotMatchingTheKeyIsCaught) {
 // Damage anywhere in a file is reported, never a crash and never different data: the
 // whole-file digest is checked before HDF5 sees a byte (HDF5 1.10 segfaults in link
 // iteration on some flipped bytes of a group's link storage, which no checksum covers).
-// Every byte, each flipped two ways.
+// Every byte.
 TEST_F(StoreTest, AnyFlippedByteIsCaught) {
   RunRecord r = make_record("fuzz", 0, RunStatus::Failed);
   r.records = {{"small", true}};
@@ -238,14 +238,13 @@ TEST_F(StoreTest, AnyFlippedByteIsCaught) {
   r.curves["train_step"].resize(50);
   const fs::path p = write(r);
   const std::string orig = read_file(p);
-  for (size_t off = 0; off < orig.size(); ++off)
-    for (const unsigned char mask : {0x5A, 0x01}) {
-      std::string bytes = orig;
-      bytes[off] = static_cast<char>(bytes[off] ^ mask);
-      std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
-      const RunFileCheck c = read_run_file(p);
-      ASSERT_FALSE(c.valid()) << "byte " << off << " flipped with " << int(mask) << " read as valid";
-    }
+  for (size_t off = 0; off < orig.size(); ++off) {
+    std::string bytes = orig;
+    bytes[off] = static_cast<char>(bytes[off] ^ 0x5A);
+    std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes;
+    const RunFileCheck c = read_run_file(p);
+    ASSERT_FALSE(c.valid()) << "byte " << off << " flipped, read as valid";
+  }
 }
 
 TEST_F(StoreTest, MissingMarkerIsIncomplete) {
