@@ -37,6 +37,8 @@ ClaimKind claim_kind_from(const std::string& s) {
 
 // JSON numbers compare by value (a TOML 2 selects a run whose option is 2.0).
 bool same_value(const json& a, const json& b) {
+  // Two integers exactly: through a double, 2^53 + 1 would select a run of 2^53.
+  if (a.is_number_integer() && b.is_number_integer()) return a == b;
   if (a.is_number() && b.is_number()) return a.get<double>() == b.get<double>();
   return a == b;
 }
