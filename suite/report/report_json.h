@@ -1,6 +1,6 @@
 #pragma once
-// The JSON document of an Analysis: the keys of shared/spec/STATS.md (fixed) and more,
-// written down in results/REPORT_SCHEMA.md. CSV rows and HTML plots are made from it.
+// The JSON document of an Analysis, its keys written down (and fixed within a schema
+// version) in results/REPORT_SCHEMA.md. CSV rows and HTML plots are made from it.
 #include <string>
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 #pragma once
-// A labelled data set in one HDF5 file: the way a user brings any real data
-// (shared/spec/TASKS.md, "Generic HDF5 input"). The file holds
+// A labelled data set in one HDF5 file: the way a user brings any real data (task
+// `hdf5-file`, workloads/README.md). The file holds
 //
 //   /x      N x L integers            token ids (tokens)          -> int64 [N, L]
 //           N x L x C floats          a signal, C channels        -> float32 [N, L, C]

@@ -1,5 +1,7 @@
 // ListOps (Long Range Arena): nested MIN/MAX/MED/SM expressions over digits; the label is
-// the expression's value. Generator rules from shared/spec/TASKS.md: a node below the
+// the expression's value. LRA's generator rules (arXiv 2011.04006 and its code): operators
+// MIN, MAX, MED (median rounded down), SM (sum mod 10) over digits 0-9, `]` closes; trees
+// from depth 1 to a maximum depth of 10; a node below the
 // maximum depth is an operator with probability operator_prob (2..max_args arguments),
 // else a digit; samples are kept when their token length lies strictly between the
 // bounds, and deduplicated across both splits. The bounds follow seq_len by default

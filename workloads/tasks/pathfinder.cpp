@@ -1,7 +1,9 @@
 // Pathfinder and Path-X (Long Range Arena): two long curved paths made of short paddles,
 // short distractor paths, and two circular markers, each at an end of a long path. The
-// label says whether both markers sit on the same path. Parameters follow
-// shared/spec/TASKS.md; where LRA leaves a choice open (Path-X paddle length and gap,
+// label says whether both markers sit on the same path. Parameters follow LRA's 32x32
+// settings (paddle length 2, thickness 0.5, margin 1, marker radius 1.5, contour length 14,
+// continuity 1.0, distractors a third as long; Path-X at 128x128 with marker radius 3,
+// thickness 1.5, continuity 1.8); where LRA leaves a choice open (Path-X paddle length and gap,
 // what "continuity" measures) the defaults below are ours and are options.
 //
 // Paths never touch: a paddle is rejected when any pixel it inks lies next to (8-neighbour)
