@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up, builds, runs the quickstart sweep on 2 local MPI ranks and prints its table.
+# Sets up, builds, runs the quickstart sweep on 2 local MPI ranks and prints its report:
+# the claims' verdicts, then MAELRE against each baseline.
 # Results go to quickstart-results/ (run it again: finished runs are kept, nothing reruns).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,5 +14,6 @@ code=$?
 set -e
 # 4 = finished with failed runs: the table shows them, so print it anyway.
 if [ "$code" -ne 0 ] && [ "$code" -ne 4 ]; then exit "$code"; fi
-build/lrbench report "$out"
+# MAELRE against each baseline: the claims first, then paired comparisons with MAELRE.
+build/lrbench report "$out" --baseline maelre
 exit "$code"
