@@ -3,6 +3,7 @@
 // reference in float64 from the same inputs, compare with the relative error
 //   rel(a, b) = max|a - b| / max|b|   (b the float64 reference).
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>  // at::NoGradGuard (ATen.h no longer brings it in LibTorch 2.x)
 #include <gtest/gtest.h>
 
 #include <cstdio>
