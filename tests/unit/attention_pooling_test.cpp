@@ -114,6 +114,7 @@ void check(PoolingAttentionOptions o, std::int64_t B) {
     }
     ref.p[item.key()] = item.value().detach().to(at::kDouble);
   }
+  module.to(test_device());
   const auto in = random_qkv(B, o.heads, N, o.head_dim);
   expect_matches([&](auto& q, auto& k, auto& v) { return module.forward(q, k, v).out; },
                  [&](auto& q, auto& k, auto& v) { return ref(q, k, v); }, in.q, in.k, in.v);
