@@ -15,6 +15,9 @@ endif()
 option(LRB_HEADER_ONLY_DEPS "fmt, spdlog, toml++ header-only and GoogleTest from source (automatic with an old-ABI LibTorch)" OFF)
 if(NOT LRB_TORCH_CXX11_ABI)
   set(LRB_HEADER_ONLY_DEPS ON)
+  # TorchConfig sets the flag only on what links torch; lrb_core (torch-free) and GoogleTest
+  # pass strings to it, so every target here is compiled with the same ABI.
+  add_compile_definitions(_GLIBCXX_USE_CXX11_ABI=0)
 endif()
 set(LRB_GTEST_SOURCE_DIR /usr/src/googletest CACHE PATH "GoogleTest's sources, built here when LRB_HEADER_ONLY_DEPS is on")
 
