@@ -1,12 +1,18 @@
 // Multiscale vision transformers, MViT v1 (arXiv 2104.11227) and v2 (arXiv 2112.01526), on
-// 2-D grids and on 1-D sequences (the same design with pooling along the sequence).
+// 2-D grids and on 1-D sequences (the same design with pooling along the sequence). The
+// defaults follow the authors' reference code (PySlowFast for v1's ImageNet MViT-B-16,
+// facebookresearch/mvit for v2).
 //
-// Layout (MODELS.md): stem -> stages of pooling-attention blocks -> CLS or mean pooling,
-// LayerNorm, Linear.
+// Layout: stem -> stages of pooling-attention blocks -> LayerNorm on every token
+// -> class token or mean -> Linear (the reference normalises, then pools).
 // - Stem: the shared InputStem with patch 4 (default) is MViT's patch stem: conv kernel 7,
 //   stride 4, padding 3 (2-D), and the same along a 1-D signal; token ids are embedded.
-//   Learned absolute positions are added by the stem for both versions (v2 drops them in
-//   favour of rel-pos alone; the shared stem keeps them; documented deviation).
+//   `abs_pos`: learned absolute positions after the stem, on for v1 (as its reference), off
+//   for v2 (its reference has none: the relative positions carry position). The option
+//   stays because the v2 paper ablates exactly this (absolute against relative positions),
+//   and because v2 with rel_pos off would otherwise see no position but the conv borders.
+//   v1's reference also gives the class token a position; a learned class token plus a
+//   learned offset is one learned vector, so we leave that out (96 parameters).
 // - Stages: depths per preset (tiny [1,1,1,1], T [1,2,5,2], S [1,2,11,2], B [2,3,16,3], or
 //   `depths`); width `dim` (96) and `heads` (1) at stage 1. The first block of every later
 //   stage strides Q by `q_stride` (2) per axis and doubles the heads; the width doubles
@@ -16,19 +22,21 @@
 //   so stage 1 attends to a 4x (per axis) coarser K/V grid and the last stages to full.
 // - Pooling (suite/nn/attention/pooling.h): `pool_mode` conv (depthwise conv + LayerNorm;
 //   both versions use it for images), max or avg, kernel `pool_kernel` (3) with padding
-//   kernel/2, applied to q, k and v of every block. v1 deviates here: the original pools Q
-//   only where it is strided; the shared PoolingAttention has one kernel for q, k and v, so
-//   our v1 also runs a stride-1 kernel-3 Q pooling elsewhere (as v2 does).
+//   kernel/2. K and V are pooled in every block; Q in every block for v2 (stride 1 outside
+//   the strided blocks), only in the Q-strided blocks for v1 (as both references do).
 // - Skip connection: max-pooled (kernel s+1, stride s, padding s/2) where Q is strided;
 //   projected (Linear) where the width changes. q_stride must be even so that this skip and
 //   the kernel-3 Q pooling give the same grid.
 // - v2 only (on by default, options for ablations): decomposed relative positions and the
 //   residual pooling connection. v1: neither.
 // - 1-D sequences: grids are {T}; strides apply along the sequence (q_stride 2 halves it).
-// - Padding (token inputs): PoolingAttention takes no key mask, so padding embeddings are
-//   zeroed after the stem and the padding mask is max-pooled with Q (a pooled token is real
-//   if its window holds a real token) for the mean pool; padding still enters the
-//   attention of later blocks as keys. Documented limitation.
+// - Padding (token inputs; the reference never pads, so the rule is ours): padding acts as
+//   the end of the sequence. The padding mask goes into every pooling attention, which
+//   zeroes padded positions before conv/avg pooling and leaves them out of max pooling (as
+//   the grid's border), masks pooled keys centred on padding, and pools the mask with Q; the
+//   strided skip max-pools real tokens only, and the head averages real tokens only. So a
+//   sample padded at its end gets the logits of the same sample unpadded (given the same
+//   weights: abs_pos and rel_pos tables are sized by the grid), whatever its padding holds.
 //
 // FLOPs (multiply-add = 2): every Linear as a matrix product; conv pooling as its depthwise
 // multiply-adds (output positions x kernel volume x channels; max/avg pooling and
@@ -64,11 +72,12 @@ std::int64_t product(const std::vector<std::int64_t>& v) {
 
 struct BlockPlan {
   std::int64_t stage, dim_in, attn_dim, dim_out, heads, stride_q, stride_kv;
+  std::int64_t kernel_q;  // 1: Q not pooled (v1's unstrided blocks)
   std::vector<std::int64_t> grid_in, grid_out, kv_grid;
 };
 
 struct Plan {
-  bool v2, cls, rel_pos, residual_pooling;
+  bool v2, cls, rel_pos, residual_pooling, abs_pos;
   PoolMode mode;
   std::string mode_name;
   std::int64_t kernel, mlp_ratio, classes;
@@ -90,7 +99,9 @@ Plan plan_of(const json& o, const TaskInfo& task, bool v2) {
   p.mlp_ratio = o.at("mlp_ratio");
   p.classes = task.num_classes;
   p.dropout = o.at("dropout");
+  p.abs_pos = o.at("abs_pos");
   p.stem = stem_config(o, o.at("dim"));
+  p.stem.positions = p.abs_pos;
   p.depths = o.at("depths").get<std::vector<std::int64_t>>();
   const std::int64_t q_stride = o.at("q_stride");
   std::int64_t width = o.at("dim"), heads = o.at("heads"), kv = o.at("kv_stride");
@@ -107,6 +118,8 @@ Plan plan_of(const json& o, const TaskInfo& task, bool v2) {
       }
       b.heads = heads;
       b.stride_q = strided ? q_stride : 1;
+      // The reference pools Q where it is strided (v1) or in every block (v2).
+      b.kernel_q = v2 || strided ? p.kernel : 1;
       b.stride_kv = kv;
       b.dim_in = width;
       if (v2) {
@@ -119,7 +132,7 @@ Plan plan_of(const json& o, const TaskInfo& task, bool v2) {
       width = b.dim_out;
       b.grid_in = grid;
       const std::vector<std::int64_t> kernel(axes, p.kernel);
-      b.grid_out = pooled_grid(grid, kernel, std::vector<std::int64_t>(axes, b.stride_q));
+      b.grid_out = pooled_grid(grid, std::vector<std::int64_t>(axes, b.kernel_q), std::vector<std::int64_t>(axes, b.stride_q));
       b.kv_grid = pooled_grid(grid, kernel, std::vector<std::int64_t>(axes, b.stride_kv));
       grid = b.grid_out;
       p.blocks.push_back(b);
@@ -135,6 +148,7 @@ PoolingAttentionOptions attention_options(const Plan& p, const BlockPlan& b, std
   a.grid = b.grid_in;
   a.mode = p.mode;
   a.kernel = {p.kernel};
+  a.kernel_q = {b.kernel_q};
   a.stride_q = {b.stride_q};
   a.stride_kv = {b.stride_kv};
   a.rel_pos = p.rel_pos;
@@ -144,21 +158,39 @@ PoolingAttentionOptions attention_options(const Plan& p, const BlockPlan& b, std
   return a;
 }
 
-// Max-pools tokens [B, cls + prod(grid), C] over the grid (the class token passes as is).
-at::Tensor pool_tokens(const at::Tensor& x, const std::vector<std::int64_t>& grid, std::int64_t kernel,
-                       std::int64_t stride, bool cls) {
+// The Q-strided block's skip: max-pools tokens [B, cls + prod(grid), C] over the grid (the
+// class token passes as is). Padded tokens (keep false) are left out like the border, and
+// pooled tokens centred on padding are zero (PoolingAttention's rule: its pooled Q has the
+// same centres, stride * i, so the two masks agree).
+at::Tensor pool_tokens(const at::Tensor& x, const at::Tensor& keep, const std::vector<std::int64_t>& grid,
+                       std::int64_t kernel, std::int64_t stride, bool cls) {
   const std::int64_t B = x.size(0), C = x.size(2), c = cls ? 1 : 0;
+  const std::int64_t pad = kernel / 2;
+  const bool two_d = grid.size() == 2;
+  auto max_pool = [&](const at::Tensor& channels_first) {
+    return two_d ? at::max_pool2d(channels_first, {kernel, kernel}, {stride, stride}, {pad, pad})
+                 : at::max_pool1d(channels_first, {kernel}, {stride}, {pad});
+  };
   std::vector<std::int64_t> shape{B};
   shape.insert(shape.end(), grid.begin(), grid.end());
   shape.push_back(C);
-  at::Tensor y = x.narrow(1, c, x.size(1) - c).reshape(shape);
-  const std::int64_t pad = kernel / 2;
-  if (grid.size() == 1) {
-    y = at::max_pool1d(y.permute({0, 2, 1}), {kernel}, {stride}, {pad}).permute({0, 2, 1});
-  } else {
-    y = at::max_pool2d(y.permute({0, 3, 1, 2}), {kernel, kernel}, {stride, stride}, {pad, pad}).permute({0, 2, 3, 1});
+  at::Tensor body = x.narrow(1, c, x.size(1) - c);
+  at::Tensor pooled_keep;
+  if (keep.defined()) {
+    const at::Tensor body_keep = keep.narrow(1, c, keep.size(1) - c);
+    body = body.masked_fill(body_keep.logical_not().unsqueeze(-1), -std::numeric_limits<double>::infinity());
+    std::vector<std::int64_t> kshape{B};
+    kshape.insert(kshape.end(), grid.begin(), grid.end());
+    pooled_keep = body_keep.reshape(kshape);
+    for (std::size_t a = 0; a < grid.size(); ++a)
+      pooled_keep = pooled_keep.slice(static_cast<std::int64_t>(a) + 1, 0, grid[a], stride);
+    pooled_keep = pooled_keep.reshape({B, -1});
   }
+  at::Tensor y = body.reshape(shape);
+  y = two_d ? max_pool(y.permute({0, 3, 1, 2})).permute({0, 2, 3, 1})
+            : max_pool(y.permute({0, 2, 1})).permute({0, 2, 1});
   y = y.reshape({B, -1, C});
+  if (pooled_keep.defined()) y = y.masked_fill(pooled_keep.logical_not().unsqueeze(-1), 0.0);
   return cls ? at::cat({x.narrow(1, 0, 1), y}, 1) : y;
 }
 
@@ -167,7 +199,6 @@ struct BlockImpl : torch::nn::Module {
       : plan(b),
         v2(p.v2),
         cls(p.cls),
-        kernel(p.kernel),
         norm1(register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({b.dim_in})))),
         norm2(register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({b.attn_dim})))),
         qkv(register_module("qkv", torch::nn::Linear(b.dim_in, 3 * b.attn_dim))),
@@ -184,15 +215,17 @@ struct BlockImpl : torch::nn::Module {
       skip_proj = register_module("skip_proj", torch::nn::Linear(v2 ? b.dim_in : b.attn_dim, b.dim_out));
   }
 
-  // x [B, cls + prod(grid_in), dim_in] -> [B, cls + prod(grid_out), dim_out]
-  at::Tensor forward(const at::Tensor& x) {
+  // x [B, cls + prod(grid_in), dim_in] -> [B, cls + prod(grid_out), dim_out]; `keep`
+  // ([B, cls + prod(grid_in)] bool, or undefined) becomes the pooled queries' mask.
+  at::Tensor forward(const at::Tensor& x, at::Tensor& keep) {
     const auto B = x.size(0), n = x.size(1), H = plan.heads, dh = plan.attn_dim / plan.heads;
     const at::Tensor xn = norm1->forward(x);
     const auto h = qkv->forward(xn).view({B, n, 3, H, dh}).permute({2, 0, 3, 1, 4});
-    const PoolingAttentionOutput a = attn->forward(h[0], h[1], h[2]);
+    const PoolingAttentionOutput a = attn->forward(h[0], h[1], h[2], keep);
     const at::Tensor o = proj->forward(a.out.transpose(1, 2).reshape({B, a.out.size(2), plan.attn_dim}));
     at::Tensor skip = v2 && skip_proj ? skip_proj->forward(xn) : x;
-    if (plan.stride_q > 1) skip = pool_tokens(skip, plan.grid_in, plan.stride_q + 1, plan.stride_q, cls);
+    if (plan.stride_q > 1) skip = pool_tokens(skip, keep, plan.grid_in, plan.stride_q + 1, plan.stride_q, cls);
+    keep = a.keep;
     at::Tensor y = skip + drop->forward(o);
     const at::Tensor yn = norm2->forward(y);
     const at::Tensor m = fc2->forward(at::gelu(fc1->forward(yn)));
@@ -200,18 +233,8 @@ struct BlockImpl : torch::nn::Module {
     return y + drop->forward(m);
   }
 
-  // The padding mask [B, cls + N] follows the Q pooling (1-D grids only carry one).
-  at::Tensor pool_keep(const at::Tensor& keep) const {
-    if (!keep.defined() || plan.stride_q == 1) return keep;
-    const std::int64_t c = cls ? 1 : 0;
-    const at::Tensor body = keep.narrow(1, c, keep.size(1) - c).to(at::kFloat).unsqueeze(1);
-    at::Tensor pooled = at::max_pool1d(body, {kernel}, {plan.stride_q}, {kernel / 2}).squeeze(1).gt(0.5);
-    return cls ? at::cat({keep.narrow(1, 0, 1), pooled}, 1) : pooled;
-  }
-
   BlockPlan plan;
   bool v2, cls;
-  std::int64_t kernel;
   torch::nn::LayerNorm norm1, norm2;
   torch::nn::Linear qkv, proj, fc1, fc2;
   torch::nn::Linear skip_proj{nullptr};
@@ -227,21 +250,18 @@ class Mvit final : public Model {
     if (plan.cls) cls_ = register_parameter("cls", at::randn({1, 1, plan.stem.dim}) * 0.02);
     for (std::size_t i = 0; i < plan.blocks.size(); ++i)
       blocks_.push_back(register_module("block" + std::to_string(i), Block(plan, plan.blocks[i])));
-    head_ = register_module("head", ClassifierHead(plan.blocks.back().dim_out, plan.classes, plan.cls));
+    // Normalise, then pool (the reference's order; for a class token the same either way).
+    head_ = register_module("head", ClassifierHead(plan.blocks.back().dim_out, plan.classes, plan.cls, true));
   }
 
   at::Tensor forward(const at::Tensor& x) override {
     StemOutput s = stem_->forward(x);
     at::Tensor h = s.tokens, keep = s.keep;
-    if (keep.defined()) h = h * keep.unsqueeze(-1).to(h.scalar_type());  // no key mask downstream
     if (plan_.cls) {
       h = at::cat({cls_.expand({h.size(0), 1, h.size(2)}), h}, 1);
       if (keep.defined()) keep = at::cat({at::ones({keep.size(0), 1}, keep.options()), keep}, 1);
     }
-    for (auto& block : blocks_) {
-      h = block->forward(h);
-      keep = block->pool_keep(keep);
-    }
+    for (auto& block : blocks_) h = block->forward(h, keep);
     return head_->forward(h, keep);
   }
 
@@ -249,7 +269,7 @@ class Mvit final : public Model {
     nlohmann::json stages = nlohmann::json::array(), blocks = nlohmann::json::array();
     for (const auto& b : plan_.blocks) {
       blocks.push_back({{"stage", b.stage}, {"dim_in", b.dim_in}, {"attn_dim", b.attn_dim}, {"dim_out", b.dim_out},
-                        {"heads", b.heads}, {"stride_q", b.stride_q}, {"stride_kv", b.stride_kv},
+                        {"heads", b.heads}, {"kernel_q", b.kernel_q}, {"stride_q", b.stride_q}, {"stride_kv", b.stride_kv},
                         {"grid_in", b.grid_in}, {"grid", b.grid_out}, {"kv_grid", b.kv_grid}});
     }
     // A stage: its blocks' attention width, heads and token grid (after its first block's
@@ -265,7 +285,7 @@ class Mvit final : public Model {
       stages.push_back({{"blocks", plan_.depths[s]}, {"dim", first->attn_dim}, {"heads", first->heads},
                         {"grid", first->grid_out}, {"kv_grid", last->kv_grid}, {"stride_kv", last->stride_kv}});
     }
-    return {{"version", plan_.v2 ? "v2" : "v1"}, {"stages", stages}, {"blocks", blocks}};
+    return {{"version", plan_.v2 ? "v2" : "v1"}, {"abs_pos", plan_.abs_pos}, {"stages", stages}, {"blocks", blocks}};
   }
 
  private:
@@ -296,7 +316,7 @@ double mvit_flops_of(const json& o, const TaskInfo& task, bool v2) {
     f += 2 * n_in * din * 3 * a;  // qkv
     if (p.mode == PoolMode::Conv) {
       const double volume = std::pow(static_cast<double>(p.kernel), static_cast<double>(axes));
-      const bool q_active = p.kernel > 1 || b.stride_q > 1, kv_active = p.kernel > 1 || b.stride_kv > 1;
+      const bool q_active = b.kernel_q > 1 || b.stride_q > 1, kv_active = p.kernel > 1 || b.stride_kv > 1;
       if (q_active) f += 2 * q_body * volume * a;
       if (kv_active) f += 2 * 2 * kv_body * volume * a;
     }
@@ -335,6 +355,10 @@ ModelEntry mvit_entry(const MvitVersion& version) {
       {"q_stride", OptionType::Int, json(2), "Q stride per axis at the first block of stages 2.. (even: 2 or 4)", {}, 2, 4},
       {"kv_stride", OptionType::Int, json(4), "K/V stride per axis at stage 1; divided by each Q stride (min 1)", {}, 1, 64},
       {"pooling", OptionType::String, json(version.default_pooling), "sequence summary for the head: a class token, or the mean", {"cls", "mean"}},
+      {"abs_pos", OptionType::Bool, json(version.default_abs_pos),
+       version.v2 ? "learned absolute positions added after the stem (off: the reference relies on rel_pos; on: MViT v2's positional ablation, or positions with rel_pos off)"
+                  : "learned absolute positions added after the stem (the reference's default; off: MViT v2's positional ablation)",
+       {}, {}, {}},
   };
   if (version.v2) {
     e.schema.options.push_back({"rel_pos", OptionType::Bool, json(true), "decomposed relative positions in the attention logits", {}, {}, {}});

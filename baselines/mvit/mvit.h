@@ -12,6 +12,7 @@ struct MvitVersion {
   std::string summary;  // one line for `lrbench list`
   bool v2 = false;      // width changes in the attention, Q pooled in every block, rel-pos, residual pooling
   std::string default_pooling;  // "cls" (v1's class token) or "mean" (v2)
+  bool default_abs_pos = true;  // learned absolute positions (v1: yes; v2: none, rel-pos instead)
 };
 
 // The registry entry for one version: schema, resolve hook, FLOPs, factory.

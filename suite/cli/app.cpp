@@ -8,6 +8,7 @@
 #include "suite/cli/command.h"
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
+#include "suite/core/stop_flag.h"
 #include "suite/core/version.h"
 
 namespace lrb {
@@ -24,6 +25,10 @@ int cli_main(int argc, char** argv) {
   app.add_flag("--version", version, "print the version, git revision and dirty flag");
   CommandResult result;
   for (auto setup : command_setups()) setup(app, result);
+  // Only `run` checkpoints on a stop signal; every other command gets the default actions
+  // back (and a signal that came during start-up takes effect now).
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    if (sub->get_name() != "run") sub->preparse_callback([](std::size_t) { release_stop_handlers(); });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -31,6 +36,9 @@ int cli_main(int argc, char** argv) {
   } catch (const UserError& e) {
     fmt::print(stderr, "lrbench: error: {}\n", e.what());
     return kExitUsage;
+  } catch (const EnvironmentError& e) {
+    fmt::print(stderr, "lrbench: error: {}\n", e.what());
+    return kExitInternal;
   } catch (const std::exception& e) {
     fmt::print(stderr, "lrbench: internal error: {}\n", e.what());
     return kExitInternal;

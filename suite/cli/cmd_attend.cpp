@@ -8,7 +8,8 @@
 // mask ([B, Nk], bool or 0/1 integers), global (sliding_window: int64 positions [g] or
 // [B, g], or a 0/1 [B, N] array) and sizes (proportional: [B, Nk]). OUT.h5 gets `out`
 // (float32), the kernel's records (e.g. block_sparse's random_blocks), and attributes
-// kernel, options (JSON), score_elements, info (JSON).
+// kernel, options (JSON), score_elements, info (JSON); --out - writes it to standard output.
+// OUT must not be IN, and must not be anything but a regular file (a device, a FIFO).
 #include <ATen/ATen.h>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 #include "suite/cli/command.h"
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
+#include "suite/core/file_digest.h"
 #include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/nn/attention/kernel_registry.h"
@@ -60,7 +62,28 @@ at::Tensor read_tensor(const h5::File& file, const std::string& path, const std:
   at::Tensor t = at::empty(sizes, at::TensorOptions().dtype(dtype));
   const hid_t mem = dtype == at::kFloat ? H5T_NATIVE_FLOAT : dtype == at::kLong ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT8;
   h5::read_array_dataset(ds, mem, t.data_ptr());
+  if (dtype == at::kFloat) {
+    // NaN or infinity in q, k, v (or sizes) would only come back as NaN in every output row.
+    const at::Tensor bad = at::isfinite(t).logical_not().flatten();
+    if (bad.any().item<bool>()) {
+      auto flat = bad.nonzero()[0][0].item<std::int64_t>();
+      std::vector<std::string> index(sizes.size());
+      for (std::size_t i = sizes.size(); i-- > 0;) {
+        index[i] = std::to_string(flat % sizes[i]);
+        flat /= sizes[i];
+      }
+      throw UserError(path + ": dataset '" + name + "' holds a non-finite value (NaN or infinity) at [" +
+                      join(index, ", ") + "]; attention needs finite inputs");
+    }
+  }
   return t;
+}
+
+// The same file, whether or not `out` exists yet (a link or another spelling of `in`).
+bool same_file(const fs::path& in, const fs::path& out) {
+  std::error_code ec;
+  if (fs::exists(out, ec)) return fs::equivalent(in, out, ec) && !ec;
+  return fs::weakly_canonical(in, ec) == fs::weakly_canonical(out, ec);
 }
 
 std::vector<std::string> kernel_names() {
@@ -86,9 +109,17 @@ int attend(const AttendArgs& a) {
   const AttentionKernel& kernel = find_attention_kernel(a.kernel);
   const json options = kernel_options(kernel, a.options);
   if (!fs::exists(a.in)) throw UserError(a.in + " does not exist");
+  if (!fs::is_regular_file(a.in)) throw UserError("--in " + a.in + " is not a regular file; give an HDF5 file");
+  const bool to_stdout = a.out == "-";
+  fs::path out_target;
+  if (!to_stdout) {
+    if (same_file(a.in, a.out))
+      throw UserError("--out " + a.out + " is the input file --in " + a.in + "; write the output to another file");
+    out_target = output_file_target(a.out, "--out");
+  }
 
   AttentionTensors t;
-  {
+  try {
     const h5::File file = h5::open_file(a.in);
     const std::string qkv_shape = "[B, H, N, d] (4 dimensions)";
     auto rank4 = [](const std::vector<hsize_t>& d) { return d.size() == 4; };
@@ -123,35 +154,40 @@ int attend(const AttendArgs& a) {
       t.global = as_mask ? read_tensor(file, a.in, "global", at::kByte, expected, ok).to(at::kBool)
                          : read_tensor(file, a.in, "global", at::kLong, expected, ok);
     }
+  } catch (const h5::Error& e) {
+    // The user's file: damaged, truncated or not HDF5 is theirs to fix (exit 2), not a bug.
+    throw UserError(a.in + ": cannot read it as HDF5 (" + e.operation() + " failed: " + e.stack() +
+                    "); is it truncated, damaged or another format?");
   }
 
   const AttentionRun run = kernel.run(options, t);
 
-  const fs::path out(a.out);
-  const fs::path tmp = temp_path_for(out.parent_path().empty() ? fs::path(".") / out : out);
-  try {
-    h5::File file = h5::create_file(tmp);
-    const at::Tensor o = run.out.to(at::kFloat).contiguous();
-    std::vector<hsize_t> dims(o.sizes().begin(), o.sizes().end());
-    h5::write_array_dataset(file, "out", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, dims, o.data_ptr());
-    for (const auto& [name, tensor] : run.records) {
-      const at::Tensor r = tensor.to(at::kLong).contiguous();
-      std::vector<hsize_t> rd(r.sizes().begin(), r.sizes().end());
-      h5::write_array_dataset(file, name, H5T_STD_I64LE, H5T_NATIVE_INT64, rd, r.data_ptr());
-    }
-    h5::write_string_attribute(file, "kernel", kernel.name);
-    h5::write_string_attribute(file, "options", options.dump());
-    h5::write_string_attribute(file, "info", run.info.dump());
-    h5::write_int_attribute(file, "score_elements", run.score_elements);
-    file.close();
-    publish_file(tmp, out.parent_path().empty() ? fs::path(".") / out : out);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
+  // Built in memory and published with a whole-file digest: a full disk fails a plain write.
+  h5::MemoryFile file(to_stdout ? fs::path("<standard output>") : out_target);
+  const at::Tensor o = run.out.to(at::kFloat).contiguous();
+  std::vector<hsize_t> dims(o.sizes().begin(), o.sizes().end());
+  h5::write_array_dataset(file.file(), "out", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, dims, o.data_ptr());
+  for (const auto& [name, tensor] : run.records) {
+    const at::Tensor r = tensor.to(at::kLong).contiguous();
+    std::vector<hsize_t> rd(r.sizes().begin(), r.sizes().end());
+    h5::write_array_dataset(file.file(), name, H5T_STD_I64LE, H5T_NATIVE_INT64, rd, r.data_ptr());
   }
-  fmt::print("{}: out {} from {} ({} score elements)\n", a.out, shape_text(std::vector<hsize_t>(run.out.sizes().begin(), run.out.sizes().end())),
-             kernel.name, run.score_elements);
+  h5::write_string_attribute(file.file(), "kernel", kernel.name);
+  h5::write_string_attribute(file.file(), "options", options.dump());
+  h5::write_string_attribute(file.file(), "info", run.info.dump());
+  h5::write_int_attribute(file.file(), "score_elements", run.score_elements);
+  const std::string summary = fmt::format("out {} from {} ({} score elements)",
+                                          shape_text(std::vector<hsize_t>(run.out.sizes().begin(), run.out.sizes().end())),
+                                          kernel.name, run.score_elements);
+  if (to_stdout) {
+    std::string bytes = file.close_to_bytes();
+    seal_digest(bytes);
+    write_all_to_stdout(bytes);
+    fmt::print(stderr, "lrbench: {}\n", summary);  // stdout holds the file
+    return kExitDone;
+  }
+  h5::publish_memory_file(file, out_target);
+  fmt::print("{}: {}\n", a.out, summary);
   return kExitDone;
 }
 
@@ -162,7 +198,7 @@ void add_attend_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--kernel", a->kernel, "kernel name (see --list)");
   cmd->add_option("--opt", a->options, "kernel option key=value (repeatable)");
   cmd->add_option("--in", a->in, "input HDF5 file with q, k, v [B, H, N, d] and optional mask, global, sizes");
-  cmd->add_option("--out", a->out, "output HDF5 file (written atomically): out, records, attributes");
+  cmd->add_option("--out", a->out, "output HDF5 file (written atomically; - for standard output): out, records, attributes");
   cmd->callback([a, &result] { result.exit_code = attend(*a); });
 }
 

@@ -1,17 +1,49 @@
 // lrbench run SPEC --out DIR: run (or resume) a sweep, alone or under mpirun/srun.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "suite/cli/command.h"
 #include "suite/config/shard.h"
+#include "suite/core/errors.h"
+#include "suite/mpi/mpi_session.h"
+#include "suite/mpi/mpirun_launch.h"
 #include "suite/run/sweep_runner.h"
 
 namespace lrb {
 namespace {
 
+struct LaunchArgs {
+  int ranks = 0;                           // --ranks N: start N ranks under mpirun
+  std::vector<std::string> mpirun_flags;   // --mpirun-flag: passed to mpirun as they are
+  std::string shard;
+};
+
+// `mpirun [flags] -np N <this lrbench> run ...`, the same options without --ranks.
+std::vector<std::string> mpirun_args(const SweepRunOptions& o, const LaunchArgs& l) {
+  std::vector<std::string> a;
+  if (::geteuid() == 0) a.push_back("--allow-run-as-root");
+  a.insert(a.end(), l.mpirun_flags.begin(), l.mpirun_flags.end());
+  a.insert(a.end(), {"-np", std::to_string(l.ranks)});
+  const char* launcher = std::getenv("LRB_EXECUTABLE");
+  std::error_code ec;
+  const std::string self = launcher ? std::string(launcher) : std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (self.empty()) throw EnvironmentError("cannot find the path of the lrbench binary (/proc/self/exe)");
+  a.insert(a.end(), {self, "run", o.spec_file.string(), "--out", o.out_dir.string()});
+  if (o.threads >= 0) a.insert(a.end(), {"--threads", std::to_string(o.threads)});
+  if (!o.data_cache.empty()) a.insert(a.end(), {"--data-cache", o.data_cache});
+  if (o.retry_failed) a.push_back("--retry-failed");
+  if (!l.shard.empty()) a.insert(a.end(), {"--shard", l.shard});
+  return a;
+}
+
 void add_run_command(CLI::App& app, CommandResult& result) {
   auto opts = std::make_shared<SweepRunOptions>();
+  auto launch = std::make_shared<LaunchArgs>();
   auto* cmd = app.add_subcommand("run", "run a sweep (resumes where it stopped); under mpirun/srun the runs are shared among the ranks");
   cmd->add_option("spec", opts->spec_file, "the sweep file (TOML)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out,-o", opts->out_dir, "results folder (runs/<run key>.h5 are written there)")->required();
@@ -19,12 +51,22 @@ void add_run_command(CLI::App& app, CommandResult& result) {
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--data-cache", opts->data_cache, "task data cache folder, shared by the ranks of a machine; \"none\": no disk cache (default: $LRB_DATA_CACHE, else $XDG_CACHE_HOME/lrbench/data, else ~/.cache/lrbench/data)");
   cmd->add_flag("--retry-failed", opts->retry_failed, "run failed runs again (by default a failed run counts as finished)");
-  auto shard = std::make_shared<std::string>();
-  cmd->add_option("--shard", *shard,
+  cmd->add_option("--shard", launch->shard,
                   "run only shard I of N (I/N, by run key): the N shards together hold every run once; "
                   "each task of a Slurm job array runs one");
-  cmd->callback([opts, shard, &result] {
-    if (!shard->empty()) opts->shard = parse_shard(*shard);
+  cmd->add_option("--ranks", launch->ranks,
+                  "start N ranks with mpirun and stay their parent: SIGTERM, SIGINT or SIGUSR1 to this process "
+                  "checkpoints every rank and exits 3 (mpirun itself exits 1 on SIGTERM)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--mpirun-flag", launch->mpirun_flags, "with --ranks: one argument for mpirun (repeatable), e.g. --mpirun-flag=--oversubscribe");
+  cmd->callback([opts, launch, &result] {
+    if (!launch->shard.empty()) opts->shard = parse_shard(launch->shard);
+    if (launch->ranks > 0) {
+      if (launched_under_mpi()) throw UserError("--ranks starts mpirun itself; drop it when lrbench runs under mpirun or srun");
+      result.exit_code = run_under_mpirun(mpirun_args(*opts, *launch));
+      return;
+    }
+    if (!launch->mpirun_flags.empty()) throw UserError("--mpirun-flag goes with --ranks N");
     result.exit_code = run_sweep(*opts);
   });
 }

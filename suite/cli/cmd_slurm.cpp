@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "suite/cli/command.h"
@@ -107,7 +108,11 @@ int slurm_command(const SlurmArgs& a) {
                job.array->count(), ex.runs.size());
 
   std::error_code ec;
-  job.lrbench = fs::read_symlink("/proc/self/exe", ec);
+  // The launcher when started through it (it blocks stop signals until the handlers are in).
+  if (const char* launcher = std::getenv("LRB_EXECUTABLE"); launcher && fs::path(launcher).is_absolute())
+    job.lrbench = launcher;
+  else
+    job.lrbench = fs::read_symlink("/proc/self/exe", ec);
   if (ec) throw UserError("cannot find the path of the lrbench binary (/proc/self/exe): " + ec.message());
   check_script_path("the lrbench binary", job.lrbench);
   if (!is_slurm_name(job.name))
@@ -117,7 +122,7 @@ int slurm_command(const SlurmArgs& a) {
 
   // The job runs a copy of the sweep file, named by its content: editing the file (or
   // writing the scripts again for a new version) never changes what a queued job runs.
-  const std::string text = read_file(a.spec);
+  const std::string text = read_user_file(a.spec, kMaxSweepFileBytes, "sweep file");
   const fs::path slurm_dir = job.out / "slurm";
   job.spec = slurm_dir / (job.name + "-" + sha256_hex(text).substr(0, 12) + ".toml");
   const bool array = job.array.has_value();

@@ -12,6 +12,7 @@
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
+#include "suite/store/results_folder.h"
 #include "suite/store/sweep_status.h"
 
 namespace lrb {
@@ -36,7 +37,7 @@ std::vector<std::string> sweep_keys(const StatusArgs& a) {
     throw UserError(a.dir + " has no sweep.json (no sweep has started there): give the sweep file with --spec");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_file(manifest));
+    j = nlohmann::json::parse(read_user_file(manifest, kMaxManifestBytes, "the manifest"));
     for (const auto& k : j.at("runs")) keys.push_back(k.get<std::string>());
   } catch (const nlohmann::json::exception& e) {
     throw UserError(manifest.string() + " is damaged (" + e.what() + "): give the sweep file with --spec");

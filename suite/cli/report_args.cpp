@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "suite/core/errors.h"
 #include "suite/core/files.h"
 #include "suite/report/sinks.h"
 
@@ -38,26 +39,31 @@ void add_report_args(CLI::App* cmd, ReportArgs& a, bool with_baseline) {
   cmd->add_option("--bootstrap-seed", a.seed, "seed of the bootstrap resampling (recorded in every report)");
   cmd->add_option("--format", a.format, "term, md, csv, tex, json or html (default: from -o's extension, else term)")
       ->check(CLI::IsMember(report_formats()));
-  cmd->add_option("-o,--output", a.output, "write to this file (atomically) instead of standard output");
+  cmd->add_option("-o,--output", a.output, "write to this file (atomically; - for standard output) instead of standard "
+                                           "output; only a regular file is replaced");
 }
 
 void emit_report(const Report& report, const ReportArgs& a) {
   std::string format = a.format;
-  if (format.empty() && !a.output.empty()) {
+  const bool to_stdout = a.output.empty() || a.output == "-";
+  // Checked before anything is written: a device node or FIFO at -o is never replaced.
+  const std::filesystem::path target = to_stdout ? std::filesystem::path() : output_file_target(a.output, "-o");
+  if (format.empty() && !to_stdout) {
     static const std::map<std::string, std::string> by_extension = {
         {".md", "md"}, {".csv", "csv"}, {".tex", "tex"}, {".json", "json"}, {".html", "html"}, {".htm", "html"}};
     auto it = by_extension.find(std::filesystem::path(a.output).extension().string());
     if (it != by_extension.end()) format = it->second;
   }
   if (format.empty()) format = "term";
-  if (a.output.empty()) {
+  if (to_stdout) {
     make_report_sink(format, format == "term" && ::isatty(1))->write(report, std::cout);
     std::cout.flush();
+    if (!std::cout) throw EnvironmentError("writing the report to standard output failed");
     return;
   }
   std::ostringstream ss;
   make_report_sink(format)->write(report, ss);
-  write_file_atomic(a.output, ss.str());
+  write_file_atomic(target, ss.str());
 }
 
 }  // namespace lrb

@@ -37,6 +37,8 @@ ClaimKind claim_kind_from(const std::string& s) {
 
 // JSON numbers compare by value (a TOML 2 selects a run whose option is 2.0).
 bool same_value(const json& a, const json& b) {
+  // Two integers exactly: through a double, 2^53 + 1 would select a run of 2^53.
+  if (a.is_number_integer() && b.is_number_integer()) return a == b;
   if (a.is_number() && b.is_number()) return a.get<double>() == b.get<double>();
   return a == b;
 }
@@ -251,6 +253,7 @@ const std::vector<std::string>& claimable_run_figures() {
   static const std::vector<std::string> f = {
       "params",           "flops_per_sample", "samples_per_s", "tokens_per_s",      "step_seconds_median",
       "step_seconds_p95", "peak_bytes",       "peak_step_bytes", "device_peak_bytes", "max_batch_in_budget",
+      "attention_peak_bytes",
       "train_loss",       "eval_loss"};
   return f;
 }
@@ -467,8 +470,9 @@ void check_claims(std::vector<ClaimSpec>& claims, const std::vector<RunSpec>& ru
         if (measurement && (c.metric == "eval_loss" || c.metric == "train_loss"))
           throw UserError(c.metric_where, "in " + section + ", this sweep measures ([measure]) and does not train: '" +
                                               c.metric + "' is not recorded; claim a figure such as peak_bytes or step_seconds_median");
-        if (!measurement && c.metric == "max_batch_in_budget")
-          throw UserError(c.metric_where, "in " + section + ", 'max_batch_in_budget' is recorded by measurement sweeps ([measure] with a budget)");
+        if (!measurement && (c.metric == "max_batch_in_budget" || c.metric == "attention_peak_bytes"))
+          throw UserError(c.metric_where, "in " + section + ", '" + c.metric + "' is recorded by measurement sweeps ([measure]" +
+                                              (c.metric == "max_batch_in_budget" ? " with a budget)" : ")"));
         return;
       }
       const std::string name = c.metric.substr(5);  // "eval_" + task metric

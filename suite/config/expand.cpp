@@ -1,5 +1,6 @@
 #include "suite/config/expand.h"
 
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -67,9 +68,41 @@ Resolved resolve_options(const OptionSchema& schema, const std::vector<std::pair
   return r;
 }
 
+// a * b, saturating at int64's maximum: counts multiply without overflow.
+std::int64_t times(std::int64_t a, std::int64_t b) {
+  if (a != 0 && b > std::numeric_limits<std::int64_t>::max() / a) return std::numeric_limits<std::int64_t>::max();
+  return a * b;
+}
+std::int64_t plus(std::int64_t a, std::int64_t b) {
+  return a > std::numeric_limits<std::int64_t>::max() - b ? std::numeric_limits<std::int64_t>::max() : a + b;
+}
+std::int64_t combinations(const std::vector<OptionAxis>& axes) {
+  std::int64_t n = 1;
+  for (const auto& axis : axes) n = times(n, static_cast<std::int64_t>(axis.values.size()));
+  return n;
+}
+
 }  // namespace
 
+std::int64_t count_runs_upper_bound(const SweepSpec& spec) {
+  std::int64_t tasks = 0, models = 0;
+  for (const auto& b : spec.tasks) tasks = plus(tasks, combinations(b.axes));
+  for (const auto& b : spec.models) models = plus(models, combinations(b.axes));
+  return times(times(times(tasks, models), combinations(spec.train)), static_cast<std::int64_t>(spec.sweep.seeds.size()));
+}
+
 ExpandedSweep expand_sweep(const SweepSpec& spec) {
+  // Counted before anything is built: a few large axes must not take the machine's memory.
+  if (const std::int64_t n = count_runs_upper_bound(spec); n > spec.sweep.max_runs)
+    throw UserError(SourceLocation{spec.file, 0, 0},
+                    "the sweep expands to " +
+                        (n == std::numeric_limits<std::int64_t>::max() ? std::string("more than 9e18")
+                                                                      : std::to_string(n)) +
+                        " runs (task settings x model settings x [train] settings x seeds), more than its limit of " +
+                        std::to_string(spec.sweep.max_runs) + "; shorten the axes, or raise [sweep] max_runs (at most " +
+                        std::to_string(kMaxRunsLimit) + ")");
+  if (spec.tasks.empty() || spec.models.empty())
+    throw UserError(SourceLocation{spec.file, 0, 0}, "the sweep has no runs: it needs a [[task]] and a [[model]]");
   ExpandedSweep out;
   const auto& tasks = TaskRegistry::instance();
   const auto& models = ModelRegistry::instance();

@@ -23,7 +23,12 @@ struct ExpandedSweep {
   std::vector<ClaimSpec> claims;  // the sweep's claims, checked, with what each side expects
 };
 
+// Throws UserError when the sweep could expand to more than [sweep] max_runs runs (checked
+// before any run is built) or to none.
 ExpandedSweep expand_sweep(const SweepSpec& spec);
+// Task settings x model settings x [train] settings x seeds (skipped combinations included),
+// saturating at int64's maximum.
+std::int64_t count_runs_upper_bound(const SweepSpec& spec);
 
 // The options that differ between runs of one (task, model) pair: the "setting" a table
 // row shows. Returns flattened "task.seq_len", "model.attention", "train.lr", ... paths.

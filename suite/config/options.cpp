@@ -1,6 +1,8 @@
 #include "suite/config/options.h"
 
+#include <charconv>
 #include <cmath>
+#include <limits>
 #include <toml++/toml.h>
 
 #include "suite/core/text.h"
@@ -45,12 +47,13 @@ SourceLocation location_of(const toml::node& node, const std::string& file) {
 }
 
 std::int64_t parse_bytes(const std::string& text) {
-  static const std::pair<const char*, double> units[] = {
-      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-      {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},           {"TB", 1e12},
-      {"B", 1.0}};
+  static const std::pair<const char*, std::int64_t> units[] = {
+      {"KiB", std::int64_t{1} << 10}, {"MiB", std::int64_t{1} << 20}, {"GiB", std::int64_t{1} << 30},
+      {"TiB", std::int64_t{1} << 40}, {"PiB", std::int64_t{1} << 50}, {"EiB", std::int64_t{1} << 60},
+      {"KB", 1000},                   {"MB", 1000000},                {"GB", 1000000000},
+      {"TB", 1000000000000},          {"PB", 1000000000000000},       {"B", 1}};
   std::string number = text;
-  double scale = 1.0;
+  std::int64_t scale = 1;
   for (const auto& [suffix, factor] : units) {
     const std::string s = suffix;
     if (number.size() > s.size() && number.compare(number.size() - s.size(), s.size(), s) == 0) {
@@ -60,15 +63,30 @@ std::int64_t parse_bytes(const std::string& text) {
     }
   }
   while (!number.empty() && number.back() == ' ') number.pop_back();
+  // Digits first: a whole number of bytes is taken exactly, with overflow checked.
+  if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos) {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
+    if (ec != std::errc() || end != number.data() + number.size() || v > kMaxBytes / scale)
+      throw std::invalid_argument("more than 1EiB");
+    return v * scale;
+  }
+  // A fraction or an exponent ("1.5GiB", "1e9"): long double holds every byte count up to
+  // 1 EiB exactly, so the bound is checked before anything is converted.
   std::size_t used = 0;
-  double v = 0;
+  long double v = 0;
   try {
-    v = std::stod(number, &used);
+    v = std::stold(number, &used);
+  } catch (const std::out_of_range&) {
+    throw std::invalid_argument("more than 1EiB");
   } catch (...) {
     throw std::invalid_argument("not a size");
   }
-  if (used != number.size() || !std::isfinite(v) || v < 0) throw std::invalid_argument("not a size");
-  return static_cast<std::int64_t>(std::llround(v * scale));
+  if (used != number.size() || std::isnan(v) || v < 0 || number.find_first_of("xXpP") != std::string::npos)
+    throw std::invalid_argument("not a size");
+  const long double bytes = std::nearbyint(v * static_cast<long double>(scale));
+  if (!(bytes <= static_cast<long double>(kMaxBytes))) throw std::invalid_argument("more than 1EiB");
+  return static_cast<std::int64_t>(bytes);
 }
 
 namespace {
@@ -82,15 +100,35 @@ UserError fail(const SourceLocation& at, const std::string& section, const Optio
 
 using BadValue = std::function<UserError(const std::string&)>;
 
-std::string number_text(double v, bool is_int) {
-  return is_int ? std::to_string(static_cast<std::int64_t>(v)) : json(v).dump();
+json check_number(double v, const OptionSpec& spec, const BadValue& bad) {
+  if (spec.min && v < *spec.min) throw bad("must be at least " + json(*spec.min).dump() + ", got " + json(v).dump());
+  if (spec.max && v > *spec.max) throw bad("must be at most " + json(*spec.max).dump() + ", got " + json(v).dump());
+  return json(v);
 }
 
-json check_number(double v, bool is_int, const OptionSpec& spec, const BadValue& bad) {
-  if (spec.min && v < *spec.min) throw bad("must be at least " + number_text(*spec.min, is_int) + ", got " + number_text(v, is_int));
-  if (spec.max && v > *spec.max) throw bad("must be at most " + number_text(*spec.max, is_int) + ", got " + number_text(v, is_int));
-  if (is_int) return json(static_cast<std::int64_t>(v));
+// The inclusive range of an integer option, as integers: a bound at or beyond int64's range
+// is int64's own; no max is kDefaultIntMax.
+std::int64_t int_low(const OptionSpec& spec) {
+  if (!spec.min || *spec.min <= -kInt64Max) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(std::ceil(*spec.min));
+}
+std::int64_t int_high(const OptionSpec& spec) {
+  const double max = spec.max.value_or(kDefaultIntMax);
+  if (max >= kInt64Max) return std::numeric_limits<std::int64_t>::max();
+  return static_cast<std::int64_t>(std::floor(max));
+}
+
+json check_int(std::int64_t v, std::int64_t low, std::int64_t high, const BadValue& bad) {
+  if (v < low) throw bad("must be at least " + std::to_string(low) + ", got " + std::to_string(v));
+  if (v > high) throw bad("must be at most " + std::to_string(high) + ", got " + std::to_string(v));
   return json(v);
+}
+json check_int(std::int64_t v, const OptionSpec& spec, const BadValue& bad) {
+  return check_int(v, int_low(spec), int_high(spec), bad);
+}
+// Sizes default to kMaxBytes, not kDefaultIntMax, as their bound.
+json check_bytes(std::int64_t v, const OptionSpec& spec, const BadValue& bad) {
+  return check_int(v, int_low(spec), spec.max ? int_high(spec) : kMaxBytes, bad);
 }
 
 json convert_scalar(const toml::node& node, const OptionSpec& spec, OptionType type,
@@ -98,19 +136,20 @@ json convert_scalar(const toml::node& node, const OptionSpec& spec, OptionType t
   switch (type) {
     case OptionType::Int:
     case OptionType::IntList: {
-      if (auto v = node.as_integer()) return check_number(static_cast<double>(v->get()), true, spec, bad);
+      if (auto v = node.as_integer()) return check_int(v->get(), spec, bad);
       if (auto f = node.as_floating_point()) {
+        // 3.0 means 3; only where a double holds every integer exactly (below 2^53).
         const double d = f->get();
-        if (std::floor(d) == d && std::fabs(d) < 9e15) return check_number(d, true, spec, bad);
+        if (std::floor(d) == d && std::fabs(d) < 9007199254740992.0) return check_int(static_cast<std::int64_t>(d), spec, bad);
       }
       throw bad("must be an integer");
     }
     case OptionType::Float:
     case OptionType::FloatList: {
-      if (auto v = node.as_integer()) return check_number(static_cast<double>(v->get()), false, spec, bad);
+      if (auto v = node.as_integer()) return check_number(static_cast<double>(v->get()), spec, bad);
       if (auto f = node.as_floating_point()) {
         if (!std::isfinite(f->get())) throw bad("must be a finite number");
-        return check_number(f->get(), false, spec, bad);
+        return check_number(f->get(), spec, bad);
       }
       throw bad("must be a number");
     }
@@ -129,14 +168,19 @@ json convert_scalar(const toml::node& node, const OptionSpec& spec, OptionType t
     case OptionType::Bytes: {
       if (auto v = node.as_integer()) {
         if (v->get() < 0) throw bad("must not be negative");
-        return json(v->get());
+        if (v->get() > kMaxBytes) throw bad("must be at most 1EiB (" + std::to_string(kMaxBytes) + " bytes)");
+        return check_bytes(v->get(), spec, bad);
       }
       if (auto s = node.as_string()) {
+        std::int64_t bytes = 0;
         try {
-          return json(parse_bytes(s->get()));
-        } catch (const std::invalid_argument&) {
+          bytes = parse_bytes(s->get());
+        } catch (const std::invalid_argument& e) {
+          if (std::string(e.what()) == "more than 1EiB")
+            throw bad("is too large: \"" + s->get() + "\" (at most 1EiB)");
           throw bad("is not a size: \"" + s->get() + "\" (write e.g. \"16GiB\", \"512MiB\" or a byte count)");
         }
+        return check_bytes(bytes, spec, bad);
       }
       throw bad("must be a size such as \"16GiB\" or a byte count");
     }

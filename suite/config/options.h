@@ -2,6 +2,7 @@
 // Typed option schemas: every model, task and config section declares its options (name,
 // type, default, range, choices, help). User values are checked against the schema; a
 // list given for a scalar option is an axis of the sweep.
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -25,13 +26,21 @@ using json = nlohmann::json;
 enum class OptionType { Int, Float, Bool, String, IntList, FloatList, Bytes };
 const char* type_name(OptionType t);
 
+// Integer options are read and checked exactly, as 64-bit integers (never through a
+// double, which rounds above 2^53). One without an explicit `max` takes at most
+// kDefaultIntMax; a seed, which may use the whole range, says so with max = kInt64Max.
+inline constexpr double kDefaultIntMax = 2147483647.0;     // 2^31 - 1
+inline constexpr double kInt64Max = 9223372036854775807.0;  // rounds to 2^63: no bound below int64's
+// Sizes in bytes ("16GiB", "1e9"): at most 1 EiB, exactly.
+inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 60;
+
 struct OptionSpec {
   std::string name;
   OptionType type = OptionType::Int;
   json default_value;  // null with derived=false: the option is required
   std::string help;
   std::vector<std::string> choices;  // allowed strings (String options)
-  std::optional<double> min, max;    // inclusive bounds for numbers and list elements
+  std::optional<double> min, max;    // inclusive bounds for numbers and list elements (integers: see above)
   bool derived = false;              // the default is computed by the schema's resolve hook
   bool axis = true;                  // whether a list of values sweeps this option
 };
@@ -77,7 +86,8 @@ json read_value(const toml::node& node, const OptionSpec& spec, const std::strin
 // Validates an already-typed JSON value (used for values from the command line).
 json check_json_value(const json& value, const OptionSpec& spec, const std::string& where);
 
-// "16GiB", "512MiB", "1e9", 1000000 -> bytes. Throws std::invalid_argument with a reason.
+// "16GiB", "512MiB", "1.5GB", "1e9", "1000000" -> bytes (rounded to a whole byte), at most
+// kMaxBytes. Throws std::invalid_argument with a reason (not a size, or too large).
 std::int64_t parse_bytes(const std::string& text);
 
 SourceLocation location_of(const toml::node& node, const std::string& file);

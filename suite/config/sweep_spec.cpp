@@ -12,10 +12,11 @@ const OptionSchema& sweep_schema() {
   static const OptionSchema schema{{
       {"name", OptionType::String, json(), "sweep name: letters, digits, '.', '_' or '-'", {}, {}, {}, false, false},
       {"seeds", OptionType::IntList, json(3), "a count n (seed indices 0..n-1) or a list of seed indices", {}, 0, {}, false, false},
-      {"base_seed", OptionType::Int, json(0), "mixed into every random stream of every run", {}, 0, {}, false, false},
+      {"base_seed", OptionType::Int, json(0), "mixed into every random stream of every run", {}, 0, kInt64Max, false, false},
       {"device", OptionType::String, json("cpu"), "where runs execute", {"cpu", "cuda"}, {}, {}, false, false},
       {"threads", OptionType::Int, json("auto"), "intra-op threads per rank: \"auto\" (cores on the node / ranks on the node) or a number", {}, 1, 1024, false, false},
       {"checkpoint_every", OptionType::Int, json(0), "steps between periodic checkpoints (0: only when stopped by a signal)", {}, 0, {}, false, false},
+      {"max_runs", OptionType::Int, json(kDefaultMaxRuns), "refuse a sweep that expands to more runs than this (counted before any run is built)", {}, 1, kMaxRunsLimit, false, false},
       {"description", OptionType::String, json(""), "free text, kept with the results", {}, {}, {}, false, false},
   }};
   return schema;
@@ -99,8 +100,10 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
       json v = read_value(node, *o, file, section);
       if (key == "name") {
         spec.sweep.name = v.get<std::string>();
-        if (!is_safe_name(spec.sweep.name))
-          throw UserError(vat, "in [sweep], 'name' may use only letters, digits, '.', '_' and '-' (and not start with '.')");
+        if (const std::string problem = name_problem(spec.sweep.name); !problem.empty())
+          throw UserError(vat, "in [sweep], 'name' " + problem);
+      } else if (key == "max_runs") {
+        spec.sweep.max_runs = v.get<std::int64_t>();
       } else if (key == "base_seed") {
         spec.sweep.base_seed = v.get<std::uint64_t>();
       } else if (key == "device") {
@@ -116,6 +119,9 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
 std::vector<const toml::table*> tables_of(const toml::node& node, const std::string& key, const std::string& file) {
   std::vector<const toml::table*> out;
   if (auto arr = node.as_array()) {
+    if (arr->empty())
+      throw UserError(location_of(node, file), "'" + key + "' is an empty list: a sweep needs at least one [[" + key +
+                                                   "]] table (lrbench list " + key + "s shows them)");
     for (const auto& el : *arr) {
       auto t = el.as_table();
       if (!t) throw UserError(location_of(el, file), "'" + key + "' must be a table: write [[" + key + "]]");
@@ -241,8 +247,8 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
 }
 
 SweepSpec load_sweep_file(const std::filesystem::path& path) {
-  if (!std::filesystem::exists(path)) throw UserError("sweep file " + path.string() + " does not exist");
-  return parse_sweep(read_file(path), path.string());
+  // Only a regular file of sane size: not /dev/zero, a FIFO, or a file of gigabytes.
+  return parse_sweep(read_user_file(path, kMaxSweepFileBytes, "sweep file"), path.string());
 }
 
 }  // namespace lrb

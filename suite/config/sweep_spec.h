@@ -11,6 +11,13 @@
 
 namespace lrb {
 
+// A sweep file is read only up to this size (sweep files are a few KiB).
+inline constexpr std::uintmax_t kMaxSweepFileBytes = std::uintmax_t{1} << 20;
+// Runs a sweep may expand to, counted before any run is built: [sweep] max_runs, by default
+// kDefaultMaxRuns, at most kMaxRunsLimit (each run costs a few KiB of memory to describe).
+inline constexpr std::int64_t kDefaultMaxRuns = 10000;
+inline constexpr std::int64_t kMaxRunsLimit = 1000000;
+
 struct SweepSettings {
   std::string name;
   std::vector<std::int64_t> seeds;  // seed indices
@@ -18,6 +25,7 @@ struct SweepSettings {
   std::string device = "cpu";
   int threads = 0;               // 0 = auto: cores on the node / ranks on the node
   std::int64_t checkpoint_every = 0;  // steps between periodic checkpoints; 0 = only when stopped
+  std::int64_t max_runs = kDefaultMaxRuns;  // refuse a larger expansion
 };
 
 struct Block {  // one [[task]] or [[model]] table

@@ -1,7 +1,9 @@
 #pragma once
-// Two kinds of failure: errors the user can cause and fix (UserError: a message that says
-// what to do, with a file:line:column when it comes from a file) and broken invariants
-// (LRB_CHECK: abort with file and line; a bug in lrbench, never the user's fault).
+// Three kinds of failure: errors the user can cause and fix (UserError: a message that says
+// what to do, with a file:line:column when it comes from a file; exit 2), failures of the
+// environment (EnvironmentError: a full disk, a folder that cannot be written; the message
+// names the path and the reason; exit 1) and broken invariants (LRB_CHECK: abort with file
+// and line; a bug in lrbench, never the user's fault).
 #include <stdexcept>
 #include <string>
 
@@ -24,6 +26,11 @@ class UserError : public std::runtime_error {
 
  private:
   SourceLocation where_;
+};
+
+class EnvironmentError : public std::runtime_error {
+ public:
+  explicit EnvironmentError(const std::string& message) : std::runtime_error(message) {}
 };
 
 [[noreturn]] void invariant_failed(const char* expr, const char* file, int line, const std::string& what);

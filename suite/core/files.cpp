@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,33 +20,90 @@ std::string errno_text() { return std::strerror(errno); }
 
 void fsync_path(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw UserError("cannot open " + path.string() + " to sync it: " + errno_text());
+  if (fd < 0) throw EnvironmentError("cannot open " + path.string() + " to sync it: " + errno_text());
   int rc = ::fsync(fd);
   int saved = errno;
   ::close(fd);
   if (rc != 0) {
     errno = saved;
-    throw UserError("fsync of " + path.string() + " failed: " + errno_text());
+    throw EnvironmentError("fsync of " + path.string() + " failed: " + errno_text());
   }
 }
 
 void publish_file(const fs::path& tmp, const fs::path& final_path) {
   fsync_path(tmp);
+  struct ::stat st {};
+  if (::lstat(final_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+    throw EnvironmentError("cannot publish " + final_path.string() +
+                           ": something that is not a regular file (a folder, a device, a FIFO) is in its place");
   if (::rename(tmp.c_str(), final_path.c_str()) != 0)
-    throw UserError("cannot rename " + tmp.string() + " to " + final_path.string() + ": " + errno_text());
+    throw EnvironmentError("cannot rename " + tmp.string() + " to " + final_path.string() + ": " + errno_text());
   fsync_path(final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path());
 }
 
 void write_file_atomic(const fs::path& final_path, std::string_view bytes) {
   const fs::path tmp = temp_path_for(final_path);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError("cannot write " + tmp.string() + ": " + errno_text());
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) throw UserError("writing " + tmp.string() + " failed: " + errno_text());
+  const auto fail = [&](const std::string& what) {
+    const std::string text = errno_text();
+    std::error_code ec;
+    fs::remove(tmp, ec);  // nothing half-written stays behind
+    throw EnvironmentError(what + " " + tmp.string() + " failed: " + text);
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw EnvironmentError("cannot create " + tmp.string() + ": " + errno_text());
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = ENOSPC;
+      const int saved = errno;
+      ::close(fd);
+      errno = saved;
+      fail("writing");
+    }
+    done += static_cast<std::size_t>(n);
   }
-  publish_file(tmp, final_path);
+  // Delayed allocation can report a full disk only here.
+  if (::fsync(fd) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+    fail("fsync of");
+  }
+  if (::close(fd) != 0) fail("closing");
+  try {
+    publish_file(tmp, final_path);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw;
+  }
+}
+
+void write_all_to_stdout(std::string_view bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(STDOUT_FILENO, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw EnvironmentError("writing to standard output failed: " + errno_text());
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+fs::path output_file_target(const fs::path& path, const std::string& option) {
+  std::error_code ec;
+  fs::path target = path;
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {
+    target = fs::weakly_canonical(path, ec);
+    if (ec) throw UserError(option + " " + path.string() + ": cannot resolve the link (" + ec.message() + ")");
+  }
+  const auto st = fs::status(target, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw UserError(option + " " + path.string() + " exists and is not a regular file (" +
+                    (fs::is_directory(st) ? "a folder" : "a device, FIFO or socket") +
+                    "); lrbench replaces only regular files: give a file name, or - for standard output");
+  return target;
 }
 
 fs::path temp_path_for(const fs::path& final_path) {
@@ -65,25 +123,53 @@ std::string read_file(const fs::path& path) {
   return ss.str();
 }
 
+std::string read_user_file(const fs::path& path, std::uintmax_t max_bytes, const std::string& what) {
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (!fs::exists(st)) throw UserError(what + " " + path.string() + " does not exist");
+  if (!fs::is_regular_file(st))
+    throw UserError(what + " " + path.string() + " is not a regular file (a folder, a device or a FIFO); give a file");
+  const auto size = fs::file_size(path, ec);
+  if (ec) throw UserError("cannot read " + what + " " + path.string() + ": " + ec.message());
+  if (size > max_bytes)
+    throw UserError(what + " " + path.string() + " has " + std::to_string(size) + " bytes; at most " +
+                    std::to_string(max_bytes) + " are read (is it the right file?)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError("cannot read " + what + " " + path.string() + ": " + errno_text());
+  std::string out(static_cast<std::size_t>(size), '\0');
+  in.read(out.data(), static_cast<std::streamsize>(size));
+  out.resize(static_cast<std::size_t>(in.gcount()));
+  char extra = 0;
+  if (in.get(extra))  // grew since the size was taken: refuse rather than read without bound
+    throw UserError(what + " " + path.string() + " is changing while it is read; try again");
+  return out;
+}
+
 std::string host_name() {
   char buf[256] = {0};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
   return buf;
 }
 
-bool is_safe_name(std::string_view name) {
-  if (name.empty() || name.size() > 128 || name == "." || name == "..") return false;
+std::string name_problem(std::string_view name) {
+  if (name.empty()) return "is empty";
+  if (name.size() > kMaxNameLength)
+    return "is " + std::to_string(name.size()) + " characters long; at most " + std::to_string(kMaxNameLength) +
+           " are allowed";
   for (char c : name) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
                     c == '_' || c == '-';
-    if (!ok) return false;
+    if (!ok) return "may use only letters, digits, '.', '_' and '-' (and not start with '.')";
   }
-  return name[0] != '.';
+  if (name[0] == '.') return "may use only letters, digits, '.', '_' and '-' (and not start with '.')";
+  return "";
 }
+
+bool is_safe_name(std::string_view name) { return name_problem(name).empty(); }
 
 FolderLock::FolderLock(const fs::path& lock_file, Mode mode) {
   fd_ = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw UserError("cannot create the lock file " + lock_file.string() + ": " + errno_text());
+  if (fd_ < 0) throw EnvironmentError("cannot create the lock file " + lock_file.string() + ": " + errno_text());
   if (::flock(fd_, (mode == Mode::Shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
     ::close(fd_);
     fd_ = -1;

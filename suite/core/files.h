@@ -1,6 +1,7 @@
 #pragma once
 // File-system steps of the publish protocol: write a temporary file, close, fsync, rename,
 // fsync the folder. A crash at any point leaves either the old file or the new one.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -9,21 +10,38 @@ namespace lrb {
 
 namespace fs = std::filesystem;
 
-// fsync a file or a folder by path; throws UserError naming the path on failure.
+// fsync a file or a folder by path; throws EnvironmentError naming the path on failure.
 void fsync_path(const fs::path& path);
-// rename(tmp, final) then fsync the folder holding them.
+// rename(tmp, final) then fsync the folder holding them. Refuses (EnvironmentError) to
+// replace anything at final_path but a regular file or a symbolic link: a rename would
+// otherwise replace a device node, a FIFO or an empty folder with the new file.
 void publish_file(const fs::path& tmp, const fs::path& final_path);
-// Writes bytes to final_path through a temporary file in the same folder.
+// Writes bytes to final_path through a temporary file in the same folder. A failed write (a
+// full disk: ENOSPC, EFBIG) throws EnvironmentError and leaves no temporary file behind.
 void write_file_atomic(const fs::path& final_path, std::string_view bytes);
+// The file an output option names: a symbolic link's target (the link stays a link), after
+// checking that whatever is there is a regular file. UserError (naming `option`) for a
+// device node, a FIFO, a socket or a folder: nothing that is not a regular file is replaced.
+fs::path output_file_target(const fs::path& path, const std::string& option);
+// Writes all bytes to standard output (an output option given as "-"); EnvironmentError
+// when the write fails (a closed pipe, a full disk behind a redirection).
+void write_all_to_stdout(std::string_view bytes);
 // A temporary name next to final_path that no other process of any host uses:
 // ".<name>.tmp.<host>.<pid>". Readers and the resume scan skip such names.
 fs::path temp_path_for(const fs::path& final_path);
 bool is_temp_name(const std::string& filename);
 std::string read_file(const fs::path& path);
+// A text the user gives (a sweep file, a manifest): only a regular file of at most
+// max_bytes is read (not /dev/zero, a FIFO, a folder); UserError naming `what` otherwise.
+std::string read_user_file(const fs::path& path, std::uintmax_t max_bytes, const std::string& what);
 std::string host_name();
 
 // A name a user gives (sweep name, report file stem) must stay one path component.
+inline constexpr std::size_t kMaxNameLength = 128;
 bool is_safe_name(std::string_view name);
+// Why a name is not safe ("is empty", "is 129 characters long; at most 128", "may use only
+// letters, ..."), or "" when it is.
+std::string name_problem(std::string_view name);
 
 // Holds an advisory lock on a file for the life of the object, so that two sweeps cannot
 // write one results folder at the same time. Shared: the shards of one sweep (each also

@@ -2,9 +2,11 @@
 
 #include <mpi.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "suite/core/errors.h"
@@ -16,9 +18,10 @@ namespace {
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
-  char* end = nullptr;
-  const long x = std::strtol(v, &end, 10);
-  return (end && *end == '\0') ? static_cast<int>(x) : fallback;
+  int x = 0;
+  const char* last = v + std::strlen(v);
+  const auto [end, ec] = std::from_chars(v, last, x);  // exact: no wrap-around past int's range
+  return (ec == std::errc() && end == last) ? x : fallback;
 }
 bool env_set(const char* name) { return std::getenv(name) != nullptr; }
 thread_local int g_rank_for_messages = 0;

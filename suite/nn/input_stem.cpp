@@ -66,7 +66,7 @@ InputStemImpl::InputStemImpl(const TaskInfo& task, const StemConfig& config)
   }
   std::int64_t n = 1;
   for (auto x : grid_) n *= x;
-  pos_ = register_parameter("pos", at::randn({1, n, config.dim}) * 0.02);
+  if (config.positions) pos_ = register_parameter("pos", at::randn({1, n, config.dim}) * 0.02);
 }
 
 StemOutput InputStemImpl::forward(const at::Tensor& input) {
@@ -84,16 +84,21 @@ StemOutput InputStemImpl::forward(const at::Tensor& input) {
       out.tokens = conv2d_->forward(input).flatten(2).transpose(1, 2);
       break;
   }
-  out.tokens = out.tokens + pos_;
+  if (pos_.defined()) out.tokens = out.tokens + pos_;
   return out;
 }
 
-ClassifierHeadImpl::ClassifierHeadImpl(std::int64_t dim, std::int64_t classes, bool cls_pooling)
+ClassifierHeadImpl::ClassifierHeadImpl(std::int64_t dim, std::int64_t classes, bool cls_pooling, bool norm_first)
     : cls_(cls_pooling),
+      norm_first_(norm_first),
       norm_(register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})))),
       linear_(register_module("linear", torch::nn::Linear(dim, classes))) {}
 
 at::Tensor ClassifierHeadImpl::forward(const at::Tensor& tokens, const at::Tensor& keep) {
+  if (norm_first_) {
+    const at::Tensor normed = norm_->forward(tokens);
+    return linear_->forward(cls_ ? normed.select(1, 0) : masked_mean(normed, keep));
+  }
   const at::Tensor pooled = cls_ ? tokens.select(1, 0) : masked_mean(tokens, keep);
   return linear_->forward(norm_->forward(pooled));
 }

@@ -2,7 +2,8 @@
 // Input stems shared by every model: token ids (embedding + learned positions), a 1-D signal
 // (strided conv patches + learned positions) or a 2-D grid (conv patch stem, MViT-style:
 // kernel 2p-1, stride p, padding p-1, then learned positions). Only the stem depends on the
-// modality; what follows sees [B, N, D] tokens.
+// modality; what follows sees [B, N, D] tokens. A model with its own positional scheme
+// (MViT v2's relative positions) can leave the learned positions out.
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/conv.h>
@@ -20,6 +21,7 @@ namespace lrb {
 struct StemConfig {
   std::int64_t dim = 64;
   std::int64_t patch = 1;  // signal/grid: tokens are patches of p samples (per axis)
+  bool positions = true;   // add learned absolute positions
 };
 
 struct StemOutput {
@@ -52,14 +54,16 @@ class InputStemImpl : public torch::nn::Module {
 };
 TORCH_MODULE(InputStem);
 
-// Mean pooling over real tokens (or the first token for "cls"), LayerNorm, Linear.
+// Mean pooling over real tokens (or the first token for "cls"), LayerNorm, Linear. With
+// norm_first, the LayerNorm runs on every token before the pooling (MViT's order: normalise,
+// then average); for "cls" pooling both orders are the same.
 class ClassifierHeadImpl : public torch::nn::Module {
  public:
-  ClassifierHeadImpl(std::int64_t dim, std::int64_t classes, bool cls_pooling);
+  ClassifierHeadImpl(std::int64_t dim, std::int64_t classes, bool cls_pooling, bool norm_first = false);
   at::Tensor forward(const at::Tensor& tokens, const at::Tensor& keep);
 
  private:
-  bool cls_;
+  bool cls_, norm_first_;
   torch::nn::LayerNorm norm_{nullptr};
   torch::nn::Linear linear_{nullptr};
 };

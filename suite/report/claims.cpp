@@ -10,6 +10,7 @@
 
 #include "suite/core/text.h"
 #include "suite/report/cells.h"
+#include "suite/report/efficiency.h"
 #include "suite/report/text_format.h"
 #include "suite/stats/multiple_testing.h"
 #include "suite/stats/paired.h"
@@ -87,6 +88,21 @@ bool side_missing(ClaimResult& r, const CellSelector& sel, const SideRuns& s, co
   return true;
 }
 
+// Figures that are exact counts on CPU: the counting allocator's bytes (and the batch search
+// built on them), parameters and analytic FLOPs depend on shapes alone, never on the seed
+// or the machine's load. One run of such a figure is the figure, with no sampling spread.
+bool exact_figure(const std::string& metric, const std::vector<RunRecord>& runs, const CellSelector& a, const CellSelector& b) {
+  static const std::set<std::string> exact = {"peak_bytes", "peak_step_bytes", "attention_peak_bytes", "max_batch_in_budget",
+                                              "params", "flops_per_sample"};
+  if (!exact.count(metric)) return false;
+  for (const auto& r : runs)
+    if ((a.matches(r.spec) || (!b.match.empty() && b.matches(r.spec))) && r.spec.value("device", std::string("cpu")) != "cpu")
+      return false;
+  return true;
+}
+
+constexpr const char* kExactNote = "an exact figure (a deterministic count on CPU, the same on every seed): one seed gives it";
+
 void decide_region(ClaimResult& r, double lo, double hi, const std::optional<double>& min, const std::optional<double>& max) {
   const double a = min.value_or(-std::numeric_limits<double>::infinity());
   const double b = max.value_or(std::numeric_limits<double>::infinity());
@@ -129,6 +145,12 @@ void evaluate_ratio(ClaimResult& r, const std::vector<RunRecord>& runs, const Cl
   if (!e.ratio) {
     r.verdict = Verdict::Inconclusive;
     r.why = "mean(B) is 0: the ratio is undefined";
+    return;
+  }
+  if (!e.percentile && r.n == 1 && exact_figure(r.claim.metric, runs, r.claim.a, r.claim.b)) {
+    r.interval = stats::Interval{*e.ratio, *e.ratio};
+    r.notes.push_back(kExactNote);
+    decide_region(r, *e.ratio, *e.ratio, r.claim.at_least, r.claim.at_most);
     return;
   }
   if (!e.percentile) {
@@ -226,7 +248,17 @@ std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, c
         } else {
           r.estimate = stats::mean(p.differences);
           for (double d : p.differences) prep[k].shifted.push_back(d - *r.threshold);
-          if (r.n < 2) {
+          if (r.n < 2 && exact_figure(r.claim.metric, runs, r.claim.a, r.claim.b)) {
+            // One seed of an exact count: the difference itself, decided without a test.
+            r.interval = stats::Interval{*r.estimate, *r.estimate};
+            r.notes.push_back(kExactNote);
+            const bool claimed_side = r.higher_is_better ? *r.estimate > *r.threshold : *r.estimate < *r.threshold;
+            const bool other_side = r.higher_is_better ? *r.estimate < *r.threshold : *r.estimate > *r.threshold;
+            r.verdict = claimed_side ? Verdict::Supported : other_side ? Verdict::Refuted : Verdict::Inconclusive;
+            r.why = claimed_side ? "the exact difference lies on the claimed side"
+                    : other_side ? "the exact difference lies on the other side"
+                                 : "the exact difference equals the threshold";
+          } else if (r.n < 2) {
             r.verdict = Verdict::Inconclusive;
             r.why = "one paired seed: no interval; a study needs at least 2";
           } else {
@@ -276,6 +308,20 @@ std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, c
   return out;
 }
 
+namespace {
+
+// A difference in the metric's own unit: "-6.70 MiB", "+12.3 ms", "+0.0125".
+std::string signed_in_unit(const std::string& metric, double v) {
+  for (const auto& em : efficiency_metrics())
+    if (metric == em.name && (em.unit == EfficiencyUnit::kBytes || em.unit == EfficiencyUnit::kSeconds)) {
+      const std::string magnitude = format_efficiency(em, std::fabs(v));
+      return (v < 0 ? "-" : "+") + magnitude;
+    }
+  return format_signed(v);
+}
+
+}  // namespace
+
 std::string claim_evidence(const ClaimResult& r) {
   if (!r.estimate) return "–";
   const double level = r.confidence * 100.0;
@@ -283,8 +329,9 @@ std::string claim_evidence(const ClaimResult& r) {
   switch (r.claim.kind) {
     case ClaimKind::Better:
     case ClaimKind::NotWorse: {
-      std::string s = "Δ = " + format_signed(*r.estimate);
-      if (r.interval) s += fmt::format(" [{}, {}] ({} t)", format_signed(r.interval->lo), format_signed(r.interval->hi), pct);
+      const std::string& m = r.claim.metric;
+      std::string s = "Δ = " + signed_in_unit(m, *r.estimate);
+      if (r.interval) s += fmt::format(" [{}, {}] ({} t)", signed_in_unit(m, r.interval->lo), signed_in_unit(m, r.interval->hi), pct);
       if (r.p_holm) s += ", p (Holm) = " + format_p(*r.p_holm);
       return s;
     }

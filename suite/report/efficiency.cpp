@@ -20,6 +20,9 @@ const std::vector<EfficiencyMetric>& efficiency_metrics() {
       // A step's own peak above what was live before it: activations and temporaries,
       // without the resident parameters, gradients and optimizer state.
       {"peak_step_bytes", "step memory", false, EfficiencyUnit::kBytes, ""},
+      // Measured by the model around its attention calls (MAELRE), in measurement runs: the
+      // peak above the live bytes at entry, over the timed steps.
+      {"attention_peak_bytes", "attention memory", false, EfficiencyUnit::kBytes, ""},
       // On an accelerator: the CUDA caching allocator's peak (device = "cuda").
       {"device_peak_bytes", "device peak", false, EfficiencyUnit::kBytes, ""},
       {"max_batch_in_budget", "largest batch in budget", true, EfficiencyUnit::kPlain, ""},
@@ -46,7 +49,7 @@ std::string format_efficiency(const EfficiencyMetric& m, double v) {
 }
 
 const std::vector<std::string>& scaling_metrics() {
-  static const std::vector<std::string> m = {"peak_bytes", "peak_step_bytes", "step_seconds_median"};
+  static const std::vector<std::string> m = {"peak_bytes", "peak_step_bytes", "attention_peak_bytes", "step_seconds_median"};
   return m;
 }
 

@@ -1,9 +1,11 @@
 #include "suite/report/report_input.h"
 
 #include <map>
+#include <set>
 
 #include "suite/core/errors.h"
 #include "suite/core/files.h"
+#include "suite/core/text.h"
 
 namespace lrb {
 
@@ -13,6 +15,17 @@ ReportInput load_report_input(const std::vector<std::filesystem::path>& dirs) {
   for (const auto& dir : dirs) {
     in.sources.push_back(dir.string());
     ResultsScan scan = load_results(dir);
+    std::set<std::string> sweeps;  // the sweeps the runs say they belong to
+    std::set<std::string> keys;
+    for (const auto& r : scan.runs) {
+      keys.insert(r.key);
+      if (r.provenance.is_object() && r.provenance.contains("sweep") && r.provenance.at("sweep").is_string())
+        sweeps.insert(r.provenance.at("sweep").get<std::string>());
+    }
+    if (sweeps.size() > 1)
+      in.notes.push_back(dir.string() + " holds the runs of " + std::to_string(sweeps.size()) + " different sweeps (" +
+                         join(std::vector<std::string>(sweeps.begin(), sweeps.end()), ", ") +
+                         "), mixed in these tables; write each sweep to its own --out folder");
     for (auto& r : scan.runs) {
       auto [it, fresh] = by_key.emplace(r.key, in.runs.size());
       if (fresh) {
@@ -29,9 +42,20 @@ ReportInput load_report_input(const std::vector<std::filesystem::path>& dirs) {
     if (!std::filesystem::exists(manifest)) continue;
     nlohmann::json m;
     try {
-      m = nlohmann::json::parse(read_file(manifest));
+      m = nlohmann::json::parse(read_user_file(manifest, kMaxManifestBytes, "the manifest"));
     } catch (const nlohmann::json::exception& e) {
       throw UserError(manifest.string() + ": not valid JSON (" + e.what() + "); remove it or run the sweep again to rewrite it");
+    }
+    if (m.contains("runs") && m.at("runs").is_array()) {
+      std::set<std::string> listed;
+      for (const auto& k : m.at("runs"))
+        if (k.is_string()) listed.insert(k.get<std::string>());
+      std::size_t strangers = 0;
+      for (const auto& k : keys) strangers += listed.count(k) == 0;
+      if (strangers > 0)
+        in.notes.push_back(std::to_string(strangers) + " run(s) in " + dir.string() + " are not runs of the sweep '" +
+                           m.value("sweep", std::string("?")) + "' its sweep.json lists (another sweep, or an earlier "
+                           "version of this one), and are shown with it");
     }
     if (m.contains("skipped") && m.at("skipped").is_array())
       for (const auto& s : m.at("skipped"))

@@ -377,6 +377,7 @@ std::optional<Table> scaling_table(const Analysis& a, const TaskResult& t) {
     row.push_back(text(s.condition_label.empty() ? "-" : s.condition_label));
     row.push_back(text(s.metric == "peak_bytes"            ? "peak memory"
                        : s.metric == "peak_step_bytes"     ? "step memory"
+                       : s.metric == "attention_peak_bytes" ? "attention memory"
                        : s.metric == "step_seconds_median" ? "step time"
                                                            : s.metric));
     row.push_back(text(fmt::format("{:.0f}–{:.0f}", lo, hi)));

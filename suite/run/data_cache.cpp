@@ -65,18 +65,10 @@ std::shared_ptr<const TaskData> generate(const TaskEntry& task, const json& opti
   return data;
 }
 
-// Writes through a private temporary name, then renames: readers see the old file or the
-// whole new one.
+// Written through a private temporary name, then renamed (write_data_cache_file): readers
+// see the old file or the whole new one.
 void store(const fs::path& file, const std::string& key, const std::string& description, const TaskData& data) {
-  const fs::path tmp = temp_path_for(file);
-  try {
-    write_data_cache_file(tmp, key, description, data);
-    publish_file(tmp, file);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
-  }
+  write_data_cache_file(file, key, description, data);
 }
 
 // Temporaries of this entry left by a process that died while writing it. Called under the

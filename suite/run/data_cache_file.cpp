@@ -133,8 +133,9 @@ std::string task_data_problem(const TaskData& data, const TaskInfo& info, std::i
 
 void write_data_cache_file(const fs::path& path, const std::string& key, const std::string& description,
                            const TaskData& data) {
-  h5::File file = h5::create_file(path);
-  h5::Group root = h5::open_group(file, "/");
+  // Built in memory, then published with its whole-file digest (h5::MemoryFile).
+  h5::MemoryFile file(path);
+  h5::Group root = h5::open_group(file.file(), "/");
   h5::write_int_attribute(root, kFormatAttr, kDataCacheFormat);
   h5::write_string_attribute(root, kKeyAttr, key);
   write_text_dataset(root, "description", description);
@@ -147,7 +148,7 @@ void write_data_cache_file(const fs::path& path, const std::string& key, const s
   // Last: a reader that finds the marker knows everything above was written.
   h5::write_int_attribute(root, kCompleteAttr, 1);
   root.close();
-  file.close();  // the real write happens here: check it
+  h5::publish_memory_file(file, path);
 }
 
 DataCacheCheck read_data_cache_file(const fs::path& path, const std::string& key, const std::string& description,

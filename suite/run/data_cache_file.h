@@ -10,7 +10,8 @@
 //   /train/@rows, /eval/@rows  int64  samples in the split
 //   @complete        int64   1, written last
 //
-// Reading checks everything a damaged or foreign file could get wrong: the marker, the key
+// Reading checks everything a damaged or foreign file could get wrong: the whole-file digest
+// (before HDF5 opens it), the marker, the key
 // and description, each chunk's checksum, dtypes and shapes against the task's description
 // (suite/registry/task_info.h) and the rows written. A file that fails gives a reason for
 // the user, never data.
@@ -24,10 +25,13 @@
 
 namespace lrb {
 
-inline constexpr int kDataCacheFormat = 1;
+// 2: the file carries a whole-file digest. The format is part of every cache key, so files
+// of another format are never read (an older lrbench sharing the folder keeps its own).
+inline constexpr int kDataCacheFormat = 2;
 
-// Writes `data` to `path` (truncating it); the caller publishes it atomically. Throws
-// h5::Error or std::runtime_error (a dtype the cache does not store).
+// Writes `data` to `path` atomically, with a whole-file digest (suite/core/file_digest.h)
+// that readers check before HDF5 opens the file. Throws h5::Error, EnvironmentError (the
+// disk refused the bytes) or std::runtime_error (a dtype the cache does not store).
 void write_data_cache_file(const std::filesystem::path& path, const std::string& key, const std::string& description,
                            const TaskData& data);
 

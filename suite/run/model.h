@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <string>
+
 namespace lrb {
 
 class Model : public torch::nn::Module {
@@ -14,6 +17,12 @@ class Model : public torch::nn::Module {
   // What the model decided and a report may show (per-block attention kind, random block
   // tables...). Called after training; stored with the run.
   virtual nlohmann::json records() const { return nlohmann::json::object(); }
+  // Figures the model measures about itself while it trains (MAELRE: the peak memory of its
+  // attention calls), by stored metric name. A measurement run ([measure]) calls
+  // reset_figures() before its timed steps and stores figures() after them, beside the
+  // runner's own figures; the names must be listed in claimable_run_figures().
+  virtual void reset_figures() {}
+  virtual std::map<std::string, double> figures() const { return {}; }
 };
 
 }  // namespace lrb

@@ -27,6 +27,7 @@
 #include "suite/runtime/counting_allocator.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/device_memory.h"
+#include "suite/store/results_folder.h"
 #include "suite/store/run_file.h"
 
 namespace lrb {
@@ -158,13 +159,16 @@ class RunExecution {
     const auto s = static_cast<std::uint64_t>(run_.seed_index());
     const auto& train = run_.train();
 
-    const std::int64_t before_data = CpuMemoryCounter::live_bytes();
     CachedTaskData loaded = cached_task_data(
         *task, run_.task_options(), run_.seq_len(), run_.task_info,
         DataRequest{derive_seed(base, s, kStreamData), train.at("eval_size").get<std::int64_t>()}, ctx_.data_cache);
     data_ = std::move(loaded.data);
     record_.provenance["data_cache"] = loaded.source.to_json();
-    data_bytes_ = CpuMemoryCounter::live_bytes() - before_data;
+    // The tensors' own bytes: the same whether the data was generated, read from the cache
+    // or shared with an earlier run in memory (a live-bytes difference is not).
+    data_bytes_ = 0;
+    for (const Split* split : {&data_->train, &data_->eval})
+      for (const at::Tensor* t : {&split->x, &split->y}) data_bytes_ += static_cast<std::int64_t>(t->nbytes());
     LRB_CHECK(data_->train.size() > 0, "task produced no training samples");
 
     if (run_.device() == "cuda") {
@@ -173,29 +177,23 @@ class RunExecution {
       device_ = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(ctx_.device_index));
     }
 
-    // Memory counted from here: model, optimizer, activations, evaluation.
-    CpuMemoryCounter::begin_scope();
     const auto budget = train.at("memory_budget").get<std::int64_t>();
     if (budget > 0) CpuMemoryCounter::set_limit(budget);
     set_device_memory_limit(device_, budget);
     record_.provenance["memory_source"] = run_memory_source(device_);
     CpuMemoryCounter::clear_budget_hit();
-
-    torch::manual_seed(derive_seed(base, s, kStreamInit));
-    model_ = model->make(run_.model_options(), run_.task_info);
-    model_->to(device_);
-    reset_device_peak(device_);
-    optimizer_ = make_optimizer(*model_, train);
     flops_ = model->flops ? model->flops(run_.model_options(), run_.task_info) : std::nan("");
-
-    Rng order(derive_seed(base, s, kStreamOrder));
-    for (int i = 0; i < 4; ++i) state_.order_rng[i] = order.state()[i];
-    state_.threads = ctx_.threads;
-    torch::manual_seed(derive_seed(base, s, kStreamDropout));
+    build_from_scratch(*model);
 
     const fs::path ckpt = checkpoint_path(ctx_.results_dir, run_.key);
     if (ctx_.publish && !measuring() && fs::exists(ckpt)) {
-      load_checkpoint(ckpt, run_.key, *model_, *optimizer_, state_);
+      try {
+        load_checkpoint(ckpt, run_.key, *model_, *optimizer_, state_);
+      } catch (const BadCheckpoint& e) {
+        discard_checkpoint(ckpt, e.what());
+        build_from_scratch(*model);  // the load may have changed part of the model
+        return;
+      }
       state_.attempt += 1;
       record_.provenance["resumed_from_step"] = state_.step;
       if (state_.threads != ctx_.threads)
@@ -203,6 +201,42 @@ class RunExecution {
             "resumed with {} threads after starting with {}: the result is not bit-identical to an uninterrupted run",
             ctx_.threads, state_.threads);
     }
+  }
+
+  // Model, optimizer and training state as a run starts them: every random stream from the
+  // run's seeds. Memory is counted from here (model, optimizer, activations, evaluation).
+  void build_from_scratch(const ModelEntry& model) {
+    const std::uint64_t base = run_.base_seed();
+    const auto s = static_cast<std::uint64_t>(run_.seed_index());
+    optimizer_.reset();
+    model_.reset();
+    CpuMemoryCounter::begin_scope();
+    state_ = TrainState{};
+    torch::manual_seed(derive_seed(base, s, kStreamInit));
+    model_ = model.make(run_.model_options(), run_.task_info);
+    model_->to(device_);
+    reset_device_peak(device_);
+    optimizer_ = make_optimizer(*model_, run_.train());
+    Rng order(derive_seed(base, s, kStreamOrder));
+    for (int i = 0; i < 4; ++i) state_.order_rng[i] = order.state()[i];
+    state_.threads = ctx_.threads;
+    torch::manual_seed(derive_seed(base, s, kStreamDropout));
+  }
+
+  // A checkpoint that cannot be used is moved aside with its reason (DIR/quarantine/) and
+  // the run starts again from step 0: a resumed run must be the run never stopped, or none.
+  void discard_checkpoint(const fs::path& ckpt, const std::string& reason) {
+    nlohmann::json note = {{"file", ckpt.string()}, {"reason", reason}};
+    try {
+      note["moved_to"] = quarantine_bad_file(ctx_.results_dir, ckpt, "checkpoint: " + reason).string();
+    } catch (const std::exception& e) {
+      std::error_code ec;
+      fs::remove(ckpt, ec);
+      note["move_failed"] = e.what();
+    }
+    record_.provenance["checkpoint_discarded"] = note;
+    fmt::print(stderr, "lrbench: the checkpoint {} cannot be used ({}); set aside, the run restarts from step 0\n",
+               ckpt.string(), reason);
   }
 
   std::vector<std::int64_t> next_batch(std::int64_t batch) {
@@ -308,6 +342,7 @@ class RunExecution {
     train_step(cyclic_batch(batch), lr);  // warm-up: optimizer state, allocator caches
     state_.peak_bytes = state_.peak_step_bytes = 0;
     reset_device_peak(device_);
+    model_->reset_figures();
     for (std::int64_t i = 0; i < m.at("steps").get<std::int64_t>(); ++i) {
       if (stop_requested()) throw StopRequested{};
       const StepResult r = train_step(cyclic_batch(batch), lr);
@@ -316,6 +351,7 @@ class RunExecution {
       ++state_.step;
     }
     const TrainState at_batch = state_;  // the probes below must not change these figures
+    for (const auto& [name, value] : model_->figures()) record_.metrics[name] = value;
     if (const std::int64_t device_peak = device_peak_bytes(device_); device_peak >= 0)
       record_.metrics["device_peak_bytes"] = static_cast<double>(device_peak);
     const auto budget = m.at("budget").get<std::int64_t>();

@@ -122,6 +122,54 @@ ScanResult scan_for_resume(const fs::path& out, const std::vector<RunSpec>& runs
   return r;
 }
 
+// One results folder holds one sweep (by name): two sweeps written into one folder would be
+// mixed in its tables. The same name again extends or resumes it.
+void check_same_sweep(const fs::path& out, const SweepSpec& spec) {
+  const fs::path manifest = out / "sweep.json";
+  std::error_code ec;
+  if (!fs::exists(manifest, ec)) return;
+  std::string name;
+  try {
+    name = nlohmann::json::parse(read_user_file(manifest, kMaxManifestBytes, "the manifest")).at("sweep").get<std::string>();
+  } catch (const std::exception&) {
+    return;  // a damaged manifest is ours to rewrite
+  }
+  if (name != spec.sweep.name)
+    throw UserError(out.string() + " holds the results of sweep '" + name + "' (" + manifest.string() +
+                    "); write sweep '" + spec.sweep.name + "' to another --out folder, so that reports do not mix them");
+}
+
+// The shards of one sweep write the folder together, holding .lock shared; a whole sweep
+// holds it exclusively. The shard count in use is recorded in DIR/.shard-layout: shards of
+// another count (0/2 and 0/3 share runs) are refused while any shard is at work.
+std::unique_ptr<FolderLock> lock_for_shard(const fs::path& out, const Shard& shard) {
+  const fs::path layout = out / ".shard-layout";
+  FileLock layout_lock(out / ".lock-layout");  // serialises shard starts (brief)
+  bool alone = false;
+  try {
+    FolderLock probe(out / ".lock");  // exclusive: nobody else writes the folder now
+    alone = true;
+  } catch (const UserError&) {
+  }
+  if (alone) {
+    write_file_atomic(layout, nlohmann::json{{"count", shard.count}}.dump() + "\n");
+  } else {
+    int count = 0;
+    try {
+      count = nlohmann::json::parse(read_user_file(layout, kMaxManifestBytes, "the shard layout")).at("count").get<int>();
+    } catch (const std::exception&) {
+      count = 0;  // unknown: another writer without a layout (a whole sweep) is refused below
+    }
+    if (count != shard.count)
+      throw UserError("--shard " + shard.text() + ": " + out.string() + " is being written by " +
+                      (count > 0 ? "the shards of a " + std::to_string(count) + "-way split (I/" + std::to_string(count) + ")"
+                                 : std::string("another lrbench process")) +
+                      "; shards of different counts would run the same runs twice: use --shard I/" +
+                      (count > 0 ? std::to_string(count) : std::string("N")) + ", or wait for them to finish");
+  }
+  return std::make_unique<FolderLock>(out / ".lock", FolderLock::Mode::Shared);
+}
+
 void write_sweep_manifest(const fs::path& out, const SweepSpec& spec, const ExpandedSweep& ex) {
   nlohmann::json skipped = nlohmann::json::array();
   for (const auto& s : ex.skipped) skipped.push_back({{"what", s.what}, {"reason", s.reason}});
@@ -179,20 +227,34 @@ int run_sweep(const SweepRunOptions& options) {
         lock = std::make_unique<FolderLock>(out / ".lock");
       } else {
         // The shards of one sweep write the folder together (their runs are disjoint); a
-        // whole sweep, or a second process for the same shard, is refused meanwhile.
-        lock = std::make_unique<FolderLock>(out / ".lock", FolderLock::Mode::Shared);
+        // whole sweep, shards of another count, or a second process for the same shard,
+        // are refused meanwhile.
+        lock = lock_for_shard(out, shard);
         shard_lock = std::make_unique<FolderLock>(
             out / (".lock-shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count)));
       }
+      check_same_sweep(out, spec);
       scan = scan_for_resume(out, ex.runs, mine, options.retry_failed,
                              shard.whole() ? StaleScope::AnyHost : StaleScope::ThisHostOnly);
       write_sweep_manifest(out, spec, ex);
-    } catch (const std::exception& e) {
+    } catch (const UserError& e) {
       fmt::print(stderr, "lrbench: error: {}\n", e.what());
-      setup_failed = 1;
+      setup_failed = kExitUsage;
+    } catch (const std::exception& e) {
+      // The folder could not be made, listed or written (a full disk, permissions).
+      fmt::print(stderr, "lrbench: error: {}\n", e.what());
+      setup_failed = kExitInternal;
     }
   }
-  if (mpi.max_over_ranks(setup_failed)) return kExitUsage;
+  // Usage (2) wins over environment (1): both stop every rank before any work.
+  if (const int failed = mpi.max_over_ranks(setup_failed)) return failed;
+  // A stop that came during start-up (MPI, the sweep file, the resume scan): nothing has
+  // started, so nothing needs a checkpoint; the same command resumes.
+  if (mpi.max_over_ranks(stop_requested() ? 1 : 0)) {
+    if (mpi.rank() == 0)
+      fmt::print(stderr, "lrbench: stopped by a signal before any run started; run the same command again to resume\n");
+    return kExitStopped;
+  }
   const std::vector<std::int64_t> pending = share_pending(mpi, scan.pending);
 
   std::vector<std::string> varying;

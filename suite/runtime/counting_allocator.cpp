@@ -111,7 +111,10 @@ bool CpuMemoryCounter::budget_hit() { return g_hit.load(); }
 void CpuMemoryCounter::release_free_memory() { malloc_trim(0); }
 void CpuMemoryCounter::clear_budget_hit() { g_hit = false; }
 
-PeakScope::PeakScope() : base_(CpuMemoryCounter::live_bytes()) { CpuMemoryCounter::reset_peak(); }
+PeakScope::PeakScope() : base_(CpuMemoryCounter::live_bytes()), enclosing_peak_(CpuMemoryCounter::peak_bytes()) {
+  CpuMemoryCounter::reset_peak();
+}
+PeakScope::~PeakScope() { note_peak(enclosing_peak_); }
 std::int64_t PeakScope::peak_above_base() const { return CpuMemoryCounter::peak_bytes() - base_; }
 
 }  // namespace lrb

@@ -49,14 +49,21 @@ class CpuMemoryCounter {
 };
 
 // Sets a peak window for a scope: the peak inside it, relative to the live bytes at entry.
+// Scopes nest: on leaving, the enclosing window's peak is put back (the larger of what it
+// was at entry and what was reached inside), so a model can measure one module inside the
+// runner's measurement of the whole step.
 class PeakScope {
  public:
   PeakScope();
+  ~PeakScope();
+  PeakScope(const PeakScope&) = delete;
+  PeakScope& operator=(const PeakScope&) = delete;
   std::int64_t base() const { return base_; }
   std::int64_t peak_above_base() const;
 
  private:
   std::int64_t base_;
+  std::int64_t enclosing_peak_;
 };
 
 }  // namespace lrb

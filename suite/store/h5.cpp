@@ -2,6 +2,12 @@
 
 #include <algorithm>
 
+#include <cstdlib>
+#include <cstring>
+
+#include "suite/core/errors.h"
+#include "suite/core/file_digest.h"
+#include "suite/core/files.h"
 #include "suite/core/process_info.h"
 
 namespace lrb::h5 {
@@ -149,26 +155,103 @@ File open_file(const std::filesystem::path& path, bool writable) {
 
 File open_for_validation(const std::filesystem::path& path, std::string& reason) {
   silence_error_printing();
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) {
-    reason = "missing";
-    return {};
-  }
-  if (!std::filesystem::is_regular_file(status)) {
-    reason = "not a regular file";
-    return {};
-  }
-  if (std::filesystem::file_size(path, ec) == 0 && !ec) {
-    reason = "cannot open: empty file";
-    return {};
-  }
+  reason = digest_problem(path);
+  if (!reason.empty()) return {};
   try {
     return open_file(path);
   } catch (const Error& e) {
-    reason = "cannot open: truncated or not an HDF5 file (" + e.stack() + ")";
+    reason = "cannot open: not an HDF5 file (" + e.stack() + ")";
     return {};
   }
+}
+
+// The core driver's buffer, taken over when the file closes (file image callbacks): it
+// holds the whole file from address 0, user block included.
+struct MemoryFile::Image {
+  char* buffer = nullptr;
+  std::size_t size = 0;  // bytes of the file's buffer, as last allocated
+  ~Image() { std::free(buffer); }
+};
+
+namespace {
+
+bool is_file_buffer(H5FD_file_image_op_t op) {
+  return op == H5FD_FILE_IMAGE_OP_FILE_OPEN || op == H5FD_FILE_IMAGE_OP_FILE_RESIZE;
+}
+void* image_malloc(size_t size, H5FD_file_image_op_t op, void* udata) {
+  if (is_file_buffer(op)) static_cast<MemoryFile::Image*>(udata)->size = size;
+  return std::malloc(size);
+}
+void* image_memcpy(void* dest, const void* src, size_t size, H5FD_file_image_op_t, void*) {
+  return std::memcpy(dest, src, size);
+}
+void* image_realloc(void* ptr, size_t size, H5FD_file_image_op_t op, void* udata) {
+  if (is_file_buffer(op)) static_cast<MemoryFile::Image*>(udata)->size = size;
+  return std::realloc(ptr, size);
+}
+herr_t image_free(void* ptr, H5FD_file_image_op_t op, void* udata) {
+  auto* image = static_cast<MemoryFile::Image*>(udata);
+  if (op == H5FD_FILE_IMAGE_OP_FILE_CLOSE) {
+    // The last file closed is the one built (HDF5 may open and close a tentative one
+    // first): keep its buffer.
+    std::free(image->buffer);
+    image->buffer = static_cast<char*>(ptr);
+    return 0;
+  }
+  std::free(ptr);
+  return 0;
+}
+void* image_udata_copy(void* udata) { return udata; }
+herr_t image_udata_free(void*) { return 0; }
+
+// Superblock versions 2 and 3 (the 1.10 format): signature (8), version, sizes of offsets
+// and lengths, flags (4), base address (8), extension address (8), end-of-file address (8).
+constexpr std::size_t kSuperblockEofOffset = 28;
+
+}  // namespace
+
+MemoryFile::MemoryFile(const std::filesystem::path& name) : image_(std::make_unique<Image>()) {
+  silence_error_printing();
+  const std::string file = name.string();
+  // A name no file on disk has: HDF5 first tries to open an existing file of the name
+  // given (to share it), and the core driver would read that file into memory.
+  const std::string memory_name = file + " (in memory)";
+  Plist fapl = file_access(file, true);
+  // 1 MiB steps: few reallocations for large files, little waste for small ones (the
+  // bytes written are the file's own length, not the buffer's).
+  check(H5Pset_fapl_core(fapl.id(), 1 << 20, false), "H5Pset_fapl_core", file);
+  H5FD_file_image_callbacks_t callbacks = {image_malloc,     image_memcpy,     image_realloc, image_free,
+                                           image_udata_copy, image_udata_free, image_.get()};
+  check(H5Pset_file_image_callbacks(fapl.id(), &callbacks), "H5Pset_file_image_callbacks", file);
+  Plist fcpl = make_plist(H5P_FILE_CREATE, file);
+  check(H5Pset_userblock(fcpl.id(), kDigestBlockBytes), "H5Pset_userblock", file);
+  file_ = File(check_id(H5Fcreate(memory_name.c_str(), H5F_ACC_TRUNC, fcpl.id(), fapl.id()), "H5Fcreate (in memory)", file),
+               file);
+}
+
+MemoryFile::~MemoryFile() = default;
+
+std::string MemoryFile::close_to_bytes() {
+  LRB_CHECK(file_, "a memory file is closed once");
+  file_.close();
+  LRB_CHECK(image_->buffer != nullptr, "HDF5 handed over the image of a closed memory file");
+  const char* super = image_->buffer + kDigestBlockBytes;
+  LRB_CHECK(std::memcmp(super, "\211HDF\r\n\032\n", 8) == 0 && (super[8] == 2 || super[8] == 3),
+            "a memory file starts with a version 2 or 3 superblock after its user block");
+  std::uint64_t eof = 0;
+  for (int i = 7; i >= 0; --i) eof = (eof << 8) | static_cast<unsigned char>(super[kSuperblockEofOffset + i]);
+  // The stored end of file counts the user block: it is the file's length.
+  LRB_CHECK(eof > kDigestBlockBytes && eof <= image_->size, "a memory file's end of file lies within its buffer");
+  std::string bytes(image_->buffer, static_cast<std::size_t>(eof));
+  std::free(image_->buffer);
+  image_->buffer = nullptr;
+  return bytes;
+}
+
+void publish_memory_file(MemoryFile& file, const std::filesystem::path& final_path) {
+  std::string bytes = file.close_to_bytes();
+  seal_digest(bytes);
+  write_file_atomic(final_path, bytes);
 }
 
 // ---- groups and links ----------------------------------------------------------------

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -112,10 +113,36 @@ using Attribute = Handle<H5Aclose>;
 // flock() fails on some cluster file systems.
 File create_file(const std::filesystem::path& path);  // truncates
 File open_file(const std::filesystem::path& path, bool writable = false);
-// Opens a file a reader is about to validate. Never throws for a bad file: on failure the
+// Opens a file lrbench wrote and a reader is about to validate. Its whole-file digest
+// (suite/core/file_digest.h) is checked first: HDF5 only ever sees intact bytes (it crashes,
+// rather than fails, on some damaged metadata). Never throws for a bad file: on failure the
 // result is empty and `reason` says why ("missing", "not a regular file", "cannot open:
-// empty file", "cannot open: truncated or not an HDF5 file (...)").
+// empty file", "truncated: ...", "checksum error: ...", "no whole-file digest ...",
+// "cannot open: not an HDF5 file (...)").
 File open_for_validation(const std::filesystem::path& path, std::string& reason);
+
+// A new file built in memory (HDF5's core driver, no backing store), with a user block of
+// kDigestBlockBytes for the whole-file digest. HDF5 never writes to disk: the caller takes
+// the bytes and writes them (publish_memory_file), so a full disk fails a plain write with
+// a clear error instead of leaving HDF5 with a half-flushed file it may crash on at exit.
+class MemoryFile {
+ public:
+  explicit MemoryFile(const std::filesystem::path& name);  // the name is for messages
+  ~MemoryFile();
+  MemoryFile(const MemoryFile&) = delete;
+  MemoryFile& operator=(const MemoryFile&) = delete;
+  const File& file() const { return file_; }
+  // Closes the file and returns its bytes (the user block zero-filled, then HDF5's).
+  std::string close_to_bytes();
+  struct Image;  // the buffer HDF5 hands over (public for its C callbacks)
+
+ private:
+  std::unique_ptr<Image> image_;
+  File file_;
+};
+// Closes `file`, seals its digest and writes it atomically to final_path (temporary file,
+// fsync, rename, fsync folder). EnvironmentError when the disk refuses the bytes.
+void publish_memory_file(MemoryFile& file, const std::filesystem::path& final_path);
 
 // ---- groups and links ----------------------------------------------------------------
 Group create_group(const Object& loc, const std::string& name);

@@ -66,7 +66,7 @@ std::vector<fs::path> list_folder(const fs::path& folder) {
   std::vector<fs::path> out;
   std::error_code ec;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) out.push_back(it->path());
-  if (ec) throw UserError("cannot list " + folder.string() + ": " + ec.message() + "; check its permissions");
+  if (ec) throw EnvironmentError("cannot list " + folder.string() + ": " + ec.message() + "; check its permissions");
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -143,7 +143,7 @@ std::vector<fs::path> clear_stale_temporaries(const fs::path& dir, StaleScope sc
   std::sort(stale.begin(), stale.end());
   for (const fs::path& p : stale) {
     fs::remove_all(p, ec);
-    if (ec) throw UserError("cannot remove the stale temporary file " + p.string() + ": " + ec.message());
+    if (ec) throw EnvironmentError("cannot remove the stale temporary file " + p.string() + ": " + ec.message());
   }
   return stale;
 }
@@ -152,7 +152,7 @@ fs::path quarantine_bad_file(const fs::path& dir, const fs::path& file, const st
   const fs::path qdir = dir / kQuarantineFolder;
   std::error_code ec;
   fs::create_directories(qdir, ec);
-  if (ec) throw UserError("cannot create " + qdir.string() + ": " + ec.message() + "; check the folder's permissions");
+  if (ec) throw EnvironmentError("cannot create " + qdir.string() + ": " + ec.message() + "; check the folder's permissions");
   const std::string stamp = utc_timestamp();
   const std::string base = file.filename().string() + "." + stamp;
   fs::path dest = qdir / base;
@@ -170,8 +170,8 @@ fs::path quarantine_bad_file(const fs::path& dir, const fs::path& file, const st
     }
   }
   if (ec)
-    throw UserError("cannot move " + file.string() + " to " + dest.string() + ": " + ec.message() +
-                    "; check the permissions of " + dir.string());
+    throw EnvironmentError("cannot move " + file.string() + " to " + dest.string() + ": " + ec.message() +
+                           "; check the permissions of " + dir.string());
   fsync_path(file.parent_path().empty() ? fs::path(".") : file.parent_path());
   write_file_atomic(dest.string() + ".reason", "file: " + file.string() + "\nreason: " + reason +
                                                    "\nquarantined: " + stamp + " by " + process_label() + "\n");
@@ -186,55 +186,44 @@ void merge_results(const fs::path& dir) {
                     " does not exist; give the folder passed to `lrbench run --out`");
   std::vector<BadResult> bad_files;
   const fs::path final_path = sweep_file_path(dir);
-  const fs::path tmp = temp_path_for(final_path);
-  try {
+  // Built in memory and written with its whole-file digest in one atomic publish: a full
+  // disk fails that write cleanly and leaves no temporary file.
+  h5::MemoryFile file(final_path);
+  {
+    h5::Group root = h5::open_group(file.file(), "/");
+    h5::write_int_attribute(root, "schema_version", kResultsSchemaVersion);
+    h5::write_string_attribute(root, "lrbench_version", lrbench_version());
+    h5::write_string_attribute(root, "git_revision", git_revision());
+    json index = json::object();
     {
-      h5::File file;
-      try {
-        file = h5::create_file(tmp);
-      } catch (const h5::Error& e) {
-        throw UserError("cannot create " + tmp.string() + " (" + e.stack() +
-                        "); check that the folder is writable and has free space");
-      }
-      h5::Group root = h5::open_group(file, "/");
-      h5::write_int_attribute(root, "schema_version", kResultsSchemaVersion);
-      h5::write_string_attribute(root, "lrbench_version", lrbench_version());
-      h5::write_string_attribute(root, "git_revision", git_revision());
-      json index = json::object();
-      {
-        h5::Group runs = h5::create_group(root, "runs");
-        for_each_run_file(dir, bad_files, [&](const fs::path& src_path, RunRecord&& run) {
-          try {
-            h5::File src = h5::open_file(src_path);
-            // The whole root group: attributes, texts and chunks as stored (checksums included).
-            h5::copy_object(src, "/", runs, run.key);
-          } catch (const h5::Error& e) {
-            // Replaced or removed since it was validated (another process at work): not data.
-            if (h5::link_exists(runs, run.key)) throw;
-            bad_files.push_back({src_path, "could not be copied: " + e.operation() + " failed (" + e.stack() + ")"});
-            return;
-          }
-          index[run.key] = {{"task", spec_field(run.spec, "task", "name")},
-                            {"model", spec_field(run.spec, "model", "name")},
-                            {"seed", run.spec.is_object() ? run.spec.value("seed_index", json()) : json()},
-                            {"status", status_name(run.status)}};
-        });
-      }
-      sort_bad(bad_files);
-      json bad = json::array();
-      for (const BadResult& b : bad_files)
-        bad.push_back({{"file", b.file.lexically_relative(dir).generic_string()}, {"reason", b.reason}});
-      write_text_dataset(root, "bad", bad.dump(-1, ' ', false, json::error_handler_t::replace));
-      write_text_dataset(root, "index", index.dump());
-      h5::write_int_attribute(root, "complete", 1);  // last
-      root.close();
-      file.close();
+      h5::Group runs = h5::create_group(root, "runs");
+      for_each_run_file(dir, bad_files, [&](const fs::path& src_path, RunRecord&& run) {
+        try {
+          h5::File src = h5::open_file(src_path);
+          // The whole root group: attributes, texts and chunks as stored (checksums included).
+          h5::copy_object(src, "/", runs, run.key);
+        } catch (const h5::Error& e) {
+          // Replaced or removed since it was validated (another process at work): not data.
+          if (h5::link_exists(runs, run.key)) throw;
+          bad_files.push_back({src_path, "could not be copied: " + e.operation() + " failed (" + e.stack() + ")"});
+          return;
+        }
+        index[run.key] = {{"task", spec_field(run.spec, "task", "name")},
+                          {"model", spec_field(run.spec, "model", "name")},
+                          {"seed", run.spec.is_object() ? run.spec.value("seed_index", json()) : json()},
+                          {"status", status_name(run.status)}};
+      });
     }
-    publish_file(tmp, final_path);
-  } catch (...) {
-    fs::remove(tmp, ec);
-    throw;
+    sort_bad(bad_files);
+    json bad = json::array();
+    for (const BadResult& b : bad_files)
+      bad.push_back({{"file", b.file.lexically_relative(dir).generic_string()}, {"reason", b.reason}});
+    write_text_dataset(root, "bad", bad.dump(-1, ' ', false, json::error_handler_t::replace));
+    write_text_dataset(root, "index", index.dump());
+    h5::write_int_attribute(root, "complete", 1);  // last
+    root.close();
   }
+  h5::publish_memory_file(file, final_path);
 }
 
 ResultsScan read_sweep_file(const fs::path& path) {
@@ -242,14 +231,11 @@ ResultsScan read_sweep_file(const fs::path& path) {
   const std::string redo = "; rebuild it with `lrbench merge " + path.parent_path().string() +
                            "` if its runs/ folder still exists";
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw UserError("no sweep file " + path.string() + "; create it with `lrbench merge DIR`");
-  h5::File file;
-  try {
-    file = h5::open_file(path);
-  } catch (const h5::Error& e) {
-    throw UserError("cannot open " + path.string() + ": truncated or not an HDF5 file (" + e.stack() + ")" + redo);
-  }
+  if (!fs::exists(path, ec)) throw UserError("no sweep file " + path.string() + "; create it with `lrbench merge DIR`");
+  // The whole file's digest is checked before HDF5 sees a byte of it.
+  std::string reason;
+  h5::File file = h5::open_for_validation(path, reason);
+  if (!file) throw UserError(path.string() + " is damaged (" + reason + ")" + redo);
   ResultsScan out;
   try {
     h5::Group root = h5::open_group(file, "/");

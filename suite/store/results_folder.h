@@ -5,6 +5,7 @@
 //   DIR/sweep.h5            everything merged by `lrbench merge`
 //   DIR/quarantine/         bad files moved aside, each with a .reason file
 // Layout and rules: results/SCHEMA.md.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ struct ResultsScan {
   std::vector<RunRecord> runs;  // valid runs, by run key
   std::vector<BadResult> bad;   // invalid files, by path; each counts as missing, never as data
 };
+
+// The most bytes read from a results folder's manifest (DIR/sweep.json: one run key per
+// run) or shard layout: far more than any sweep within the run limit needs.
+inline constexpr std::uintmax_t kMaxManifestBytes = std::uintmax_t{256} << 20;
 
 std::filesystem::path run_file_path(const std::filesystem::path& dir, const std::string& key);
 std::filesystem::path sweep_file_path(const std::filesystem::path& dir);

@@ -154,28 +154,16 @@ void write_run_file(const fs::path& path, const RunRecord& record) {
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec)
-    throw UserError("cannot create the results folder " + folder.string() + ": " + ec.message() +
-                    "; choose an --out folder you can write to");
-  const fs::path tmp = temp_path_for(path);
-  try {
-    {
-      h5::File file;
-      try {
-        file = h5::create_file(tmp);
-      } catch (const h5::Error& e) {
-        throw UserError("cannot create " + tmp.string() + " (" + e.stack() +
-                        "); check that the folder is writable and has free space");
-      }
-      h5::Group root = h5::open_group(file, "/");
-      write_run_group(root, record);
-      root.close();
-      file.close();  // the real write happens here: check it
-    }
-    publish_file(tmp, path);
-  } catch (...) {
-    fs::remove(tmp, ec);  // nothing left behind; the error that matters is the first one
-    throw;
+    throw EnvironmentError("cannot create the results folder " + folder.string() + ": " + ec.message() +
+                           "; choose an --out folder you can write to");
+  // Built in memory, then written with its whole-file digest in one atomic publish.
+  h5::MemoryFile file(path);
+  {
+    h5::Group root = h5::open_group(file.file(), "/");
+    write_run_group(root, record);
+    root.close();
   }
+  h5::publish_memory_file(file, path);
 }
 
 RunFileCheck read_run_file(const fs::path& path) {

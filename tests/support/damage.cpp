@@ -4,6 +4,9 @@
 
 #include <fstream>
 
+#include "suite/core/file_digest.h"
+#include "suite/core/files.h"
+
 namespace lrb::test {
 
 void flip_byte(const std::filesystem::path& file, std::uint64_t offset, unsigned char mask) {
@@ -28,10 +31,22 @@ std::uint64_t chunk_offset(const std::filesystem::path& file, const std::string&
   haddr_t addr = HADDR_UNDEF;
   EXPECT_GE(H5Dget_chunk_info(d, s, 0, coords, &mask, &addr, &size), 0);
   EXPECT_GT(size, 4u);
+  // Addresses are relative to the file's base: after the user block.
+  const hid_t fcpl = H5Fget_create_plist(f);
+  hsize_t user_block = 0;
+  EXPECT_GE(H5Pget_userblock(fcpl, &user_block), 0);
+  H5Pclose(fcpl);
   H5Sclose(s);
   H5Dclose(d);
   H5Fclose(f);
-  return addr;
+  return addr + user_block;
+}
+
+void reseal(const std::filesystem::path& file) {
+  std::string bytes = read_file(file);
+  ASSERT_GE(bytes.size(), kDigestBlockBytes);
+  seal_digest(bytes);
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
 }
 
 void edit_hdf5_root(const std::filesystem::path& file, const std::function<void(hid_t)>& edit) {

@@ -93,11 +93,14 @@ std::vector<int> job_processes(const std::string& lrbench_binary, const std::str
   std::vector<int> pids;
   std::error_code ec;
   const fs::path binary = fs::canonical(lrbench_binary, ec);
+  // The launcher execs lrbench-core, beside it: that is what a rank runs.
+  const fs::path core = binary.parent_path() / "lrbench-core";
   for (const auto& e : fs::directory_iterator("/proc", ec)) {
     const std::string name = e.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::error_code ec2;
-    if (fs::read_symlink(e.path() / "exe", ec2) != binary || ec2) continue;
+    const fs::path exe = fs::read_symlink(e.path() / "exe", ec2);
+    if (ec2 || (exe != binary && exe != core)) continue;
     std::ifstream env(e.path() / "environ", std::ios::binary);
     std::string var;
     while (std::getline(env, var, '\0'))

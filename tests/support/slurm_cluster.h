@@ -41,7 +41,8 @@ class JobGuard {
   std::vector<std::string> ids_;
 };
 
-// PIDs of live lrbench processes (this build's binary) whose environment says SLURM_JOB_ID=id.
+// PIDs of live lrbench processes (this build's launcher, or the lrbench-core it starts) whose
+// environment says SLURM_JOB_ID=id.
 std::vector<int> job_processes(const std::string& lrbench_binary, const std::string& id);
 
 }  // namespace lrb::test

@@ -17,24 +17,32 @@ at::Tensor psi(const at::Tensor& x, FeatureMap f) {
   return (1 + x.exp()).log();
 }
 
-// The N x N form: A_ij = psi(q_i).psi(k_j) for real keys; out = A v / (row sum + eps) or / tau.
+// The N x N form, in float64: A_ij = psi(q_i).psi(k_j) for real keys, with q and k divided
+// by sqrt(tau) first for row-input; out = A v / (row sum + eps), or A v / tau for output.
 at::Tensor reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                      const LinearAttentionOptions& o) {
-  at::Tensor a = at::matmul(psi(q, o.feature_map), psi(k, o.feature_map).transpose(-2, -1));
+  const at::Tensor real = mask.defined() ? mask.sum(1).to(q.scalar_type())
+                                         : at::full({q.size(0)}, double(k.size(2)), q.options());
+  const at::Tensor tau = (o.tau > 0 ? at::full({q.size(0)}, o.tau, q.options()) : real.sqrt()).view({-1, 1, 1, 1});
+  const bool inputs = o.normalization == LinearNormalization::RowInput;
+  at::Tensor a = at::matmul(psi(inputs ? q / tau.sqrt() : q, o.feature_map),
+                            psi(inputs ? k / tau.sqrt() : k, o.feature_map).transpose(-2, -1));
   if (mask.defined()) a = a * key_pattern(mask).to(a.scalar_type());
-  if (o.normalization == LinearNormalization::Row) return at::matmul(a, v) / (a.sum(-1, true) + o.eps);
-  if (o.tau > 0) return at::matmul(a, v) / o.tau;
-  const at::Tensor n = mask.defined() ? mask.sum(1).to(at::kDouble) : at::full({q.size(0)}, double(k.size(2)), at::kDouble);
-  return at::matmul(a, v) / n.sqrt().view({-1, 1, 1, 1}).to(a.scalar_type());
+  if (o.normalization == LinearNormalization::Output) return at::matmul(a, v) / tau;
+  return at::matmul(a, v) / (a.sum(-1, true) + o.eps);
 }
 
-TEST(AttentionLinear, EveryFeatureMapAndNormalisationMatchesTheQuadraticForm) {
+const LinearNormalization kReadings[] = {LinearNormalization::Row, LinearNormalization::Output,
+                                         LinearNormalization::RowInput};
+
+TEST(AttentionLinear, EveryFeatureMapAndReadingMatchesTheQuadraticForm) {
   at::manual_seed(30);
   for (const auto f : {FeatureMap::EluPlusOne, FeatureMap::Relu, FeatureMap::Softplus})
-    for (const auto n : {LinearNormalization::Row, LinearNormalization::Tau})
+    for (const auto n : kReadings)
       for (const double tau : {0.0, 3.5}) {
-        if (n == LinearNormalization::Row && tau > 0) continue;
-        SCOPED_TRACE(std::string(feature_map_name(f)) + (n == LinearNormalization::Row ? " row" : " tau"));
+        if (!uses_tau(n) && tau > 0) continue;
+        SCOPED_TRACE(std::string(feature_map_name(f)) + " " + linear_normalization_name(n) + " tau " +
+                     std::to_string(tau));
         LinearAttentionOptions o;
         o.feature_map = f;
         o.normalization = n;
@@ -54,13 +62,89 @@ TEST(AttentionLinear, MaskedKeysContributeNothing) {
   at::manual_seed(31);
   const auto in = random_qkv(1, 2, 30, 8);
   const at::Tensor mask = length_mask({20}, 30);
-  for (const auto n : {LinearNormalization::Row, LinearNormalization::Tau}) {
+  for (const auto n : kReadings) {
     LinearAttentionOptions o;
     o.normalization = n;
     const at::Tensor padded = linear_attention(in.q, in.k, in.v, o, mask);
     const at::Tensor cut = linear_attention(in.q, in.k.narrow(2, 0, 20), in.v.narrow(2, 0, 20), o);
-    EXPECT_LT(rel_error(padded, cut), 1e-12);
+    EXPECT_LT(rel_error(padded, cut), 1e-12) << linear_normalization_name(n);
   }
+}
+
+double rms(const at::Tensor& x) { return x.pow(2).mean().sqrt().item<double>(); }
+
+TEST(AttentionLinear, RowReadingsAverageTheValuesOutputDoesNot) {
+  // Random normal q, k, v, head dim 32, as in MAELRE's first block. With Z' every output row
+  // is a convex combination of the value rows: each coordinate lies within the values'
+  // range and the RMS stays below the values'. Without Z' (output) the RMS is tens of times
+  // the values' at every N: the sum over keys grows like N, 1/sqrt(N) takes off only half.
+  at::manual_seed(32);
+  for (const std::int64_t n : {256, 1024, 4096}) {
+    const auto in = random_qkv(1, 2, n, 32);
+    const at::Tensor vmin = std::get<0>(in.v.min(2, true)), vmax = std::get<0>(in.v.max(2, true));
+    for (const auto reading : kReadings)
+      for (const double tau : {0.0, 4.0}) {
+        SCOPED_TRACE(std::string(linear_normalization_name(reading)) + " N " + std::to_string(n) + " tau " +
+                     std::to_string(tau));
+        if (!uses_tau(reading) && tau > 0) continue;
+        LinearAttentionOptions o;
+        o.normalization = reading;
+        o.tau = tau;
+        const at::Tensor out = linear_attention(in.q, in.k, in.v, o);
+        const double ratio = rms(out) / rms(in.v);
+        if (has_row_normaliser(reading)) {
+          EXPECT_LT(ratio, 1.0);
+          EXPECT_TRUE(out.ge(vmin - 1e-9).all().item<bool>()) << "below the smallest value";
+          EXPECT_TRUE(out.le(vmax + 1e-9).all().item<bool>()) << "above the largest value";
+        } else {
+          EXPECT_GT(ratio, 10.0);
+        }
+      }
+  }
+}
+
+TEST(AttentionLinear, TauOnTheInputsIsATemperature) {
+  // row-input: a large tau flattens the weights, so the output tends to the mean of the
+  // values; a small tau sharpens them. tau = 0 is sqrt(N) over each sample's real keys.
+  at::manual_seed(33);
+  const auto in = random_qkv(2, 2, 64, 8);
+  const at::Tensor mean = in.v.mean(2, true).expand_as(in.v);
+  auto distance_to_mean = [&](double tau) {
+    LinearAttentionOptions o;
+    o.normalization = LinearNormalization::RowInput;
+    o.tau = tau;
+    return rms(linear_attention(in.q, in.k, in.v, o) - mean);
+  };
+  EXPECT_GT(distance_to_mean(0.25), distance_to_mean(1.0));
+  EXPECT_GT(distance_to_mean(1.0), distance_to_mean(64.0));
+  EXPECT_LT(distance_to_mean(1e8), 1e-3 * distance_to_mean(1.0));
+  LinearAttentionOptions automatic;
+  automatic.normalization = LinearNormalization::RowInput;
+  LinearAttentionOptions eight = automatic;
+  eight.tau = 8.0;  // sqrt(64)
+  EXPECT_LT(rel_error(linear_attention(in.q, in.k, in.v, automatic), linear_attention(in.q, in.k, in.v, eight)), 1e-12);
+  // With Z' a scalar on the output cancels: row is row-input at tau = 1 ...
+  LinearAttentionOptions row, one = automatic;
+  one.tau = 1.0;
+  EXPECT_LT(rel_error(linear_attention(in.q, in.k, in.v, one), linear_attention(in.q, in.k, in.v, row)), 1e-12);
+  // ... and relu, positively homogeneous, makes tau cancel inside psi too (up to eps; the
+  // shift keeps every row's Z' well above it).
+  row.feature_map = eight.feature_map = FeatureMap::Relu;
+  EXPECT_LT(rel_error(linear_attention(in.q + 1, in.k + 1, in.v, eight), linear_attention(in.q + 1, in.k + 1, in.v, row)),
+            1e-6);
+  // row has no tau to set.
+  row.tau = 2.0;
+  EXPECT_THROW(linear_attention(in.q, in.k, in.v, row), UserError);
+}
+
+TEST(AttentionLinear, FlopsCountTheNormaliserAndTheScaling) {
+  const double n = 1000, m = 800, dim = 64, heads = 4, dh = dim / heads;
+  const double products = 2 * (n + m) * dim * dh;
+  EXPECT_EQ(linear_attention_flops(n, m, dim, heads, LinearNormalization::Output), products + n * dim);
+  EXPECT_EQ(linear_attention_flops(n, m, dim, heads, LinearNormalization::Row),
+            products + m * dim + 2 * n * dim + n * dim);
+  EXPECT_EQ(linear_attention_flops(n, m, dim, heads, LinearNormalization::RowInput),
+            products + m * dim + 2 * n * dim + n * dim + (n + m) * dim);
 }
 
 TEST(AttentionLinear, ParsesNames) {
@@ -68,6 +152,8 @@ TEST(AttentionLinear, ParsesNames) {
   EXPECT_EQ(parse_feature_map("softplus"), FeatureMap::Softplus);
   EXPECT_THROW(parse_feature_map("tanh"), UserError);
   EXPECT_THROW(parse_linear_normalization("none"), UserError);
+  EXPECT_THROW(parse_linear_normalization("tau"), UserError);  // ambiguous: output and row-input both use tau
+  for (const auto n : kReadings) EXPECT_EQ(parse_linear_normalization(linear_normalization_name(n)), n);
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include "suite/core/errors.h"
 #include "suite/nn/attention/block_sparse.h"
 #include "suite/nn/attention/kernel_registry.h"
+#include "suite/nn/attention/linear.h"
+#include "suite/nn/attention/pooling.h"
 #include "suite/nn/attention/sliding_window.h"
 
 namespace lrb {
@@ -50,7 +52,7 @@ TEST(AttentionRegistry, RunsEveryKernel) {
   for (const auto& k : attention_kernels()) {
     AttentionTensors ti = t;
     if (k.name == "proportional") ti.sizes = at::ones({2, 64});
-    if (k.name != "pooling") ti.mask = length_mask({64, 50}, 64);
+    ti.mask = length_mask({64, 50}, 64);
     if (k.name == "sliding_window") ti.global = at::tensor({0}, at::kLong);
     const AttentionRun r = k.run(kernel_options(k), ti);
     EXPECT_EQ(r.out.size(2), 64) << k.name;
@@ -77,6 +79,43 @@ TEST(AttentionRegistry, SameResultAsTheDirectCall) {
   AttentionTensors bad = t;
   bad.sizes = at::ones({1, 200});
   EXPECT_THROW(bs.run(kernel_options(bs), bad), UserError);
+}
+
+TEST(AttentionRegistry, RunsEveryLinearReadingAndMaskedPooling) {
+  // `lrbench attend` reaches what the models run: each tau reading of the linear kernel,
+  // and pooling attention with a padding mask and an unpooled Q.
+  at::manual_seed(62);
+  const auto in = random_qkv(2, 2, 48, 8);
+  const at::Tensor mask = length_mask({48, 30}, 48);
+  AttentionTensors t{in.q, in.k, in.v, mask};
+  const auto& lin = find_attention_kernel("linear");
+  for (const char* reading : {"row", "output", "row-input"}) {
+    const json o = kernel_options(lin, {std::string("normalization=") + reading});
+    LinearAttentionOptions lo;
+    lo.normalization = parse_linear_normalization(reading);
+    EXPECT_LT(rel_error(lin.run(o, t).out, linear_attention(in.q, in.k, in.v, lo, mask)), 1e-15) << reading;
+  }
+  const json fixed = kernel_options(lin, {"normalization=row-input", "tau=2.5"});
+  LinearAttentionOptions lo;
+  lo.normalization = LinearNormalization::RowInput;
+  lo.tau = 2.5;
+  EXPECT_LT(rel_error(lin.run(fixed, t).out, linear_attention(in.q, in.k, in.v, lo, mask)), 1e-15);
+  EXPECT_THROW(lin.run(kernel_options(lin, {"normalization=row", "tau=2"}), t), UserError);
+  EXPECT_THROW(kernel_options(lin, {"normalization=tau"}), UserError);
+
+  const auto& pool = find_attention_kernel("pooling");
+  const AttentionRun r = pool.run(kernel_options(pool, {"kernel_q=1", "stride_kv=4", "seed=3"}), t);
+  PoolingAttentionOptions po;
+  po.heads = 2;
+  po.head_dim = 8;
+  po.grid = {48};
+  po.kernel_q = {1};
+  po.stride_kv = {4};
+  po.seed = 3;
+  PoolingAttention module(po);
+  module.to(at::kDouble);
+  EXPECT_LT(rel_error(r.out, module.forward(in.q, in.k, in.v, mask).out), 1e-15);
+  EXPECT_EQ(r.out.size(2), 48);  // Q not pooled
 }
 
 }  // namespace

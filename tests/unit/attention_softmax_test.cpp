@@ -49,6 +49,28 @@ TEST(AttentionSoftmax, ChunkedCrossAttention) {
       in.q, in.k, in.v);
 }
 
+// A batch element whose keys are all padding attends to nothing: zero rows and zero
+// gradients in both forms, never NaN; the other elements are untouched.
+TEST(AttentionSoftmax, RowsWithNoRealKeyGiveZerosNotNaN) {
+  at::manual_seed(5);
+  const auto in = random_qkv(2, 2, 9, 4);
+  at::Tensor mask = at::ones({2, 9}, at::kBool);
+  mask[0].fill_(false);
+  for (const bool chunked : {false, true}) {
+    SCOPED_TRACE(chunked ? "chunked" : "full");
+    const at::Tensor q = in.q.clone().requires_grad_(), k = in.k.clone().requires_grad_(), v = in.v.clone().requires_grad_();
+    const at::Tensor out = chunked ? chunked_softmax_attention(q, k, v, mask, 4) : softmax_attention(q, k, v, mask);
+    ASSERT_TRUE(at::isfinite(out).all().item<bool>());
+    EXPECT_TRUE(out[0].eq(0).all().item<bool>());
+    EXPECT_TRUE(at::allclose(out[1], softmax_attention(in.q, in.k, in.v).select(0, 1), 1e-5, 1e-6));
+    out.sum().backward();
+    for (const at::Tensor* g : {&q, &k, &v}) {
+      ASSERT_TRUE(at::isfinite(g->grad()).all().item<bool>());
+      EXPECT_TRUE(g->grad()[0].eq(0).all().item<bool>());
+    }
+  }
+}
+
 TEST(AttentionSoftmax, ScoreCounts) {
   EXPECT_EQ(softmax_score_elements(2, 3, 10, 20), 2 * 3 * 10 * 20);
   EXPECT_EQ(chunked_softmax_score_elements(1, 1, 10, 20, 4), 12 * 20);  // 3 chunks of 4 rows

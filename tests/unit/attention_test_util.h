@@ -60,17 +60,17 @@ inline at::Tensor dense_reference(const at::Tensor& q, const at::Tensor& k, cons
 }
 
 // Checks the kernel in float32 against the reference in float64: the output on the rows
-// where `query_keep` ([B, Nq] bool, or undefined: all rows) is true, and the gradients of q,
-// k, v for a random upstream gradient that is zero on the other rows.
+// where `query_keep` ([B, output rows] bool, or undefined: all rows) is true, and the
+// gradients of q, k, v for a random upstream gradient that is zero on the other rows.
 inline void expect_matches(const Kernel& kernel, const Kernel& reference, const at::Tensor& q, const at::Tensor& k,
                            const at::Tensor& v, const at::Tensor& query_keep = {},
                            double tolerance = kTolerance) {
-  const std::int64_t B = q.size(0), Nq = q.size(2);
   at::Tensor shape_probe;
   {
     at::NoGradGuard no_grad;
     shape_probe = reference(q, k, v);  // the output shape (pooling changes the row count)
   }
+  const std::int64_t B = q.size(0), Nq = shape_probe.size(2);
   at::Tensor upstream = at::randn(shape_probe.sizes(), at::kDouble);
   at::Tensor row_keep = query_keep.defined() ? query_keep.to(at::kDouble).view({B, 1, Nq, 1})
                                              : at::ones({1}, at::kDouble);

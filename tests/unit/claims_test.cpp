@@ -480,3 +480,40 @@ TEST(ClaimsStats, RatioIntervalWithinMonteCarloToleranceOfScipy) {
 
 }  // namespace
 }  // namespace lrb
+
+namespace lrb {
+namespace {
+
+TEST(ClaimsVerdictExact, OneSeedOfAnExactCountIsTheFigure) {
+  // The largest batch in a budget is a deterministic count on CPU: one seed decides.
+  test::RunDraft a, b;
+  a.model = b.model = "maelre";
+  a.seq_len = 2048;
+  b.seq_len = 4096;
+  a.metrics = {{"max_batch_in_budget", 324}};
+  b.metrics = {{"max_batch_in_budget", 158}};
+  const std::vector<RunRecord> runs = {test::make_run(a), test::make_run(b)};
+  ClaimSpec c;
+  c.name = "halves";
+  c.kind = ClaimKind::Ratio;
+  c.metric = "max_batch_in_budget";
+  c.a.match = {{"model.name", "maelre"}, {"task.seq_len", 2048}};
+  c.b.match = {{"model.name", "maelre"}, {"task.seq_len", 4096}};
+  c.at_least = 1.8;
+  c.at_most = 2.2;
+  auto r = evaluate_claims({c}, runs, ClaimSettings{});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].verdict, Verdict::Supported) << r[0].why;
+  EXPECT_NEAR(*r[0].estimate, 324.0 / 158.0, 1e-12);
+  EXPECT_EQ(r[0].interval->lo, r[0].interval->hi);
+  c.at_most = 2.0;
+  EXPECT_EQ(evaluate_claims({c}, runs, ClaimSettings{})[0].verdict, Verdict::Refuted);
+  // Accuracy is not an exact figure: one seed stays inconclusive.
+  c.metric = "eval_accuracy";
+  const std::vector<RunRecord> acc = {test::make_run([&] { auto d = a; d.metrics = {{"eval_accuracy", 0.8}}; return d; }()),
+                                      test::make_run([&] { auto d = b; d.metrics = {{"eval_accuracy", 0.4}}; return d; }())};
+  EXPECT_EQ(evaluate_claims({c}, acc, ClaimSettings{})[0].verdict, Verdict::Inconclusive);
+}
+
+}  // namespace
+}  // namespace lrb

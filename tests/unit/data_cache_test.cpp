@@ -19,12 +19,14 @@
 
 #include "suite/config/expand.h"
 #include "suite/config/sweep_spec.h"
+#include "suite/core/file_digest.h"
 #include "suite/core/files.h"
 #include "suite/core/sha256.h"
 #include "suite/run/data_cache.h"
 #include "suite/run/data_cache_file.h"
 #include "suite/run/runner.h"
 #include "suite/store/h5.h"
+#include "tests/support/damage.h"
 #include "tests/unit/task_test_util.h"
 
 namespace lrb {
@@ -113,7 +115,7 @@ std::uint64_t chunk_offset(const fs::path& p, const std::string& dataset) {
   unsigned mask = 0;
   haddr_t addr = HADDR_UNDEF;
   EXPECT_GE(H5Dget_chunk_info(d.id(), s.id(), 0, coords.data(), &mask, &addr, &size), 0);
-  return addr;
+  return addr + kDigestBlockBytes;  // addresses count from the end of the user block
 }
 
 class DataCache : public ::testing::Test {
@@ -270,8 +272,18 @@ TEST_F(DataCache, TruncatedFileIsRegenerated) {
 }
 
 TEST_F(DataCache, FlippedByteInADataChunkIsRegenerated) {
+  // Caught by the whole-file digest, before HDF5 reads anything.
   expect_regenerated([](const fs::path& p) { flip_byte(p, chunk_offset(p, "/train/x") + 20); },
-                     "checksum error in /train/x");
+                     "checksum error: the file's SHA-256 differs");
+}
+
+TEST_F(DataCache, FlippedByteBehindTheDigestIsAChunkChecksumError) {
+  expect_regenerated(
+      [](const fs::path& p) {
+        flip_byte(p, chunk_offset(p, "/train/x") + 20);
+        test::reseal(p);
+      },
+      "checksum error in /train/x");
 }
 
 TEST_F(DataCache, MissingCompleteMarkerIsRegenerated) {
@@ -282,6 +294,7 @@ TEST_F(DataCache, MissingCompleteMarkerIsRegenerated) {
         h5::delete_attribute(root, "complete");
         root.close();
         f.close();
+        test::reseal(p);
       },
       "incomplete");
 }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 
 #include "suite/store/h5.h"
 #include "tests/unit/task_test_util.h"
@@ -317,6 +318,41 @@ TEST_F(LoaderHdf5, TokensSplitAndAttributesAreChecked) {
     h5::write_int_attribute(g, "pad_token", 0);
   });
   expect_user_error([&] { read_hdf5_data(pad_signal); }, {pad_signal, "pad_token is for token inputs"});
+}
+
+// Token ids and labels beyond any vocabulary or class count a model can be built for are
+// the file's problem (a UserError naming file, dataset and index), not an abort later in
+// the input stem: 2^63 - 1 used to make the vocabulary size overflow to -2^63.
+TEST_F(LoaderHdf5, IdsBeyondAnyVocabularyAreUserErrors) {
+  at::Tensor x = at::arange(12, at::kLong).reshape({3, 4}) % 5;
+  x[1][2] = std::numeric_limits<std::int64_t>::max();
+  const std::string top = file("top.h5", [&](const h5::Group& g) {
+    put_i64(g, "x", x);
+    put_i64(g, "y", at::tensor({0, 1, 0}, at::kLong));
+  });
+  expect_user_error([&] { read_hdf5_data(top); }, {top, "/x[1, 2] = 9223372036854775807", "out of any vocabulary"});
+  // Unsigned 64-bit ids above int64's range are named with their own value, not a clamped one.
+  const std::string u64 = file("u64.h5", [&](const h5::Group& g) {
+    at::Tensor bits = at::arange(12, at::kLong).reshape({3, 4}) % 5;
+    bits[2][3] = std::numeric_limits<std::int64_t>::min();  // the bits of 2^63 as uint64
+    put(g, "x", bits, H5T_STD_U64LE, H5T_NATIVE_UINT64);
+    put_i64(g, "y", at::tensor({0, 1, 0}, at::kLong));
+  });
+  expect_user_error([&] { read_hdf5_data(u64); }, {u64, "/x[2, 3] = 9223372036854775808"});
+  const std::string big_vocab = tokens_file(12, [](const h5::Group& g) {
+    h5::write_int_attribute(g, "vocab_size", std::numeric_limits<std::int64_t>::max());
+  });
+  expect_user_error([&] { read_hdf5_data(big_vocab); }, {big_vocab, "vocab_size = 9223372036854775807", "at most"});
+  const std::string big_label = file("label.h5", [&](const h5::Group& g) {
+    put_i64(g, "x", at::arange(12, at::kLong).reshape({3, 4}) % 5);
+    put_i64(g, "y", at::tensor(std::vector<std::int64_t>{0, std::numeric_limits<std::int64_t>::max(), 1}, at::kLong));
+  });
+  expect_user_error([&] { read_hdf5_data(big_label); }, {big_label, "/y[1] = 9223372036854775807"});
+  // Through the task, as `validate` and `run` see it: a UserError (exit 2), never an abort.
+  const TaskEntry& task = *TaskRegistry::instance().find("hdf5-file");
+  json o = task.schema.defaults(json::object());
+  o["path"] = top;
+  expect_user_error([&] { task.describe(o, 0); }, {top, "/x[1, 2]"});
 }
 
 TEST_F(LoaderHdf5, NonFiniteValuesNameTheRecord) {

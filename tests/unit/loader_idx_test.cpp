@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "tests/unit/task_test_util.h"
 #include "workloads/loaders/idx.h"
@@ -177,6 +178,33 @@ TEST_F(LoaderIdx, IdxFileTaskBadInput) {
   big["train_size"] = 50;
   expect_user_error([&] { testing::describe_task("idx-file", big, 0); }, {"train_size 50"});
   EXPECT_THROW(testing::task_options("idx-file", {{"images", ""}, {"labels", "x"}}, 0), OptionError);
+}
+
+// A truncated image file, one with trailing bytes, or a non-finite pixel stops `validate`
+// (the task's describe), not a run in the middle of a sweep: the whole file is read, not
+// only its header.
+TEST_F(LoaderIdx, DescribeReadsTheWholeImageFile) {
+  write_idx(path("lab"), at::tensor({0, 1, 2, 0, 1}, at::kByte), false);
+  const std::string pixels(5 * 4 * 4, '\x07');
+  write_raw("short", idx_bytes(0x08, {5, 4, 4}, pixels.substr(0, 70)));
+  write_raw("long", idx_bytes(0x08, {5, 4, 4}, pixels + "xx"));
+  write_gz("short.gz", idx_bytes(0x08, {5, 4, 4}, pixels.substr(0, 70)));
+  auto opts = [&](const std::string& img) { return json{{"images", path(img)}, {"labels", path("lab")}}; };
+  expect_user_error([&] { testing::describe_task("idx-file", opts("short"), 0); }, {path("short"), "truncated", "80 bytes"});
+  expect_user_error([&] { testing::describe_task("idx-file", opts("long"), 0); }, {path("long"), "bytes after"});
+  expect_user_error([&] { testing::describe_task("idx-file", opts("short.gz"), 0); }, {path("short.gz"), "truncated"});
+  // The separate evaluation images too.
+  write_raw("good", idx_bytes(0x08, {5, 4, 4}, pixels));
+  json ev = opts("good");
+  ev["eval_images"] = path("short");
+  ev["eval_labels"] = path("lab");
+  expect_user_error([&] { testing::describe_task("idx-file", ev, 0); }, {path("short"), "truncated"});
+  // Float pixels must be finite: the first bad one is named with its record.
+  at::Tensor f = at::zeros({5, 4, 4}, at::kFloat);
+  f[3][2][1] = std::numeric_limits<float>::quiet_NaN();
+  write_idx(path("nan"), f, false);
+  expect_user_error([&] { testing::describe_task("idx-file", opts("nan"), 0); }, {path("nan"), "element 57", "record 3", "not finite"});
+  EXPECT_NO_THROW(testing::describe_task("idx-file", opts("good"), 0));
 }
 
 }  // namespace lrb

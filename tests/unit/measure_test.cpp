@@ -7,6 +7,10 @@
 #include "suite/run/runner.h"
 #include "suite/runtime/counting_allocator.h"
 
+#include <ATen/ATen.h>
+
+#include <map>
+
 namespace lrb {
 namespace {
 
@@ -87,6 +91,53 @@ TEST(Measure, PeakGrowsWithTheBatch) {
     return execute_run(ex.runs[0], ctx).record.metrics.at("peak_step_bytes");
   };
   EXPECT_GT(peak_at(8), 2.5 * peak_at(2) - 1e6);
+}
+
+}  // namespace
+}  // namespace lrb
+
+namespace lrb {
+namespace {
+
+TEST(Measure, PeakScopesNestWithoutLosingTheEnclosingPeak) {
+  CpuMemoryCounter::install();
+  CpuMemoryCounter::begin_scope();
+  PeakScope outer;
+  { at::Tensor big = at::zeros({1 << 20});  // 4 MiB, freed at once
+  }
+  std::int64_t inner_peak = 0;
+  {
+    PeakScope inner;
+    at::Tensor small = at::zeros({1 << 10});
+    inner_peak = inner.peak_above_base();
+  }
+  EXPECT_GE(inner_peak, 4 << 10);
+  EXPECT_LT(inner_peak, 1 << 20);                  // the inner window saw only its own block
+  EXPECT_GE(outer.peak_above_base(), 4 << 20);     // the outer window kept the big one
+}
+
+// MAELRE reports the peak of its attention calls in a measurement run: with the switch on
+// kernel attention at block 1 (N_b > D_b), the figure grows linearly in N (the reviewers'
+// O(N·D), not min(N, D)²); the run's step memory contains it.
+TEST(Measure, MaelreReportsItsAttentionMemory) {
+  CpuMemoryCounter::install();
+  std::map<std::int64_t, double> attention, step;
+  for (std::int64_t n : {512, 1024, 2048}) {
+    const std::string sweep = "[sweep]\nname = \"a\"\nseeds = 1\n[train]\nbatch_size = 1\n[measure]\nsteps = 1\n"
+                              "[[task]]\nname = \"retrieval\"\ntrain_size = 4\nseq_len = " + std::to_string(n) +
+                              "\n[[model]]\nname = \"maelre\"\ndim = 32\n";
+    const ExpandedSweep ex = expand_sweep(parse_sweep(sweep, "a.toml"));
+    RunContext ctx;
+    ctx.publish = false;
+    const RunOutcome out = execute_run(ex.runs[0], ctx);
+    ASSERT_EQ(out.status, RunStatus::Ok) << out.error;
+    ASSERT_TRUE(out.record.metrics.count("attention_peak_bytes"));
+    attention[n] = out.record.metrics.at("attention_peak_bytes");
+    step[n] = out.record.metrics.at("peak_step_bytes");
+    EXPECT_LT(attention[n], step[n]);
+  }
+  EXPECT_NEAR(attention[1024] / attention[512], 2.0, 0.15);
+  EXPECT_NEAR(attention[2048] / attention[1024], 2.0, 0.15);
 }
 
 }  // namespace

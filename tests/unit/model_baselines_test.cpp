@@ -1,6 +1,7 @@
 // Model-specific properties the zoo test (model_zoo_test.cpp) cannot see: FLOP counts
 // against their formulas and their growth in N, BigBird's seeded random tables,
-// Longformer's window and global CLS, mViT's stage plan, MAELRE's attention switch.
+// Longformer's window and global CLS, mViT's stage plan, reference defaults and padding,
+// MAELRE's reductions, tau readings and attention switch.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "baselines/longformer.h"
+#include "suite/nn/input_stem.h"
 #include "suite/registry/registry.h"
 #include "suite/run/model.h"
 
@@ -58,6 +60,18 @@ std::shared_ptr<Model> build(const std::string& name, const TaskInfo& t, const j
   auto m = entry(name).make(resolved(entry(name), t, overrides), t);
   m->eval();
   return m;
+}
+
+double parameters(const Model& m) {
+  double n = 0;
+  for (const auto& p : m.parameters()) n += static_cast<double>(p.numel());
+  return n;
+}
+
+bool has_parameter(const Model& m, const std::string& name) {
+  for (const auto& p : m.named_parameters())
+    if (p.key() == name) return true;
+  return false;
 }
 
 // ---- FLOPs ----------------------------------------------------------------------------
@@ -115,6 +129,39 @@ TEST(ModelFlops, EveryModelReportsPositiveFlopsAndParameters) {
     for (const auto& p : e.make(o, t)->parameters()) params += p.numel();
     EXPECT_GT(params, 0) << name;
   }
+}
+
+TEST(ModelFlops, MaelreMatchesItsFormula) {
+  // One block of one layer at N = 64 > D = 16 (linear attention), 2 heads, nu = 4: the
+  // layer's products, the kernel attention per reading, the conv reduction (64 -> 16 tokens,
+  // 16 -> 32 channels, kernel 9) after the block or not, and the head.
+  const ModelEntry& e = entry("maelre");
+  const TaskInfo t = token_task(64);
+  const double N = 64, D = 16, dh = 8, r = 4, C = static_cast<double>(t.num_classes);
+  const double layer = 2 * N * D * 3 * D + 2 * N * D * D + 2 * 2 * N * D * r * D;
+  const double products = 2 * N * D * dh + 2 * N * D * dh;      // psi(K)^T V, psi(Q) S
+  const double normaliser = N * D + 2 * N * D + N * D;           // sum psi(k), psi(Q) z, division
+  const std::map<std::string, double> attention = {
+      {"row", products + normaliser},
+      {"row-input", products + normaliser + 2 * N * D},  // q and k scaled by 1/sqrt(tau)
+      {"output", products + N * D}};                     // / tau
+  const double reduction = 2 * (N / 4) * (2 * D) * D * 9;
+  for (const auto& [mode, attn] : attention) {
+    const json base = {{"dim", 16}, {"depths", {1}}, {"heads", {2}}, {"tau_mode", mode}};
+    json between = base;
+    between["reductions"] = "between";
+    EXPECT_EQ(e.flops(resolved(e, t, base), t), layer + attn + reduction + 2 * (2 * D) * C) << mode;
+    EXPECT_EQ(e.flops(resolved(e, t, between), t), layer + attn + 2 * D * C) << mode;
+  }
+  // No merging: the reduction is a per-token linear map D -> 2D over all N tokens.
+  const json none = {{"dim", 16}, {"depths", {1}}, {"heads", {2}}, {"tau_mode", "row"}, {"reduction", "none"}};
+  EXPECT_EQ(e.flops(resolved(e, t, none), t), layer + attention.at("row") + 2 * N * D * 2 * D + 2 * (2 * D) * C);
+  // Softmax where N <= D: QK^T and AV, no normaliser term.
+  const TaskInfo short_task = token_task(12);
+  const double n = 12;
+  const json one = {{"dim", 16}, {"depths", {1}}, {"heads", {2}}, {"reductions", "between"}};
+  EXPECT_EQ(e.flops(resolved(e, short_task, one), short_task),
+            2 * n * D * 3 * D + 2 * n * D * D + 2 * 2 * n * D * r * D + 2 * 2 * n * n * D + 2 * D * C);
 }
 
 // ---- BigBird --------------------------------------------------------------------------
@@ -273,6 +320,13 @@ TEST(ModelMvit, StagesFollowThePresetOnGrids) {
     }
     EXPECT_EQ(b[1]["stride_q"], 2);
     EXPECT_EQ(b[2]["stride_q"], 1);
+    // Q pooled in every block (v2) or only where strided (v1), as the references do.
+    EXPECT_EQ(b[1]["kernel_q"], 3);
+    EXPECT_EQ(b[2]["kernel_q"], name == "mvit1" ? 1 : 3);
+    EXPECT_EQ(b[0]["kernel_q"], name == "mvit1" ? 1 : 3);
+    EXPECT_EQ(has_parameter(*model, "block2.attn.pool_q"), name == "mvit2");
+    EXPECT_TRUE(has_parameter(*model, "block1.attn.pool_q"));
+    EXPECT_TRUE(has_parameter(*model, "block2.attn.pool_k"));
     torch::manual_seed(1);
     at::NoGradGuard no_grad;
     EXPECT_EQ(model->forward(at::randn({2, 3, 64, 64})).sizes(), (std::vector<std::int64_t>{2, 3}));
@@ -294,6 +348,63 @@ TEST(ModelMvit, StagesPoolAlongOneDimensionalSequences) {
   EXPECT_EQ(model->forward(x).sizes(), (std::vector<std::int64_t>{2, 3}));
 }
 
+TEST(ModelMvit, PositionsAndHeadFollowTheReference) {
+  // v1: learned absolute positions; v2: none (its relative positions carry position), with
+  // abs_pos to put them back (the v2 paper's ablation).
+  const TaskInfo t = grid_task(3, 32, 32);
+  auto v1 = build("mvit1", t, {{"dim", 8}});
+  auto v2 = build("mvit2", t, {{"dim", 8}});
+  auto v2_abs = build("mvit2", t, {{"dim", 8}, {"abs_pos", true}});
+  EXPECT_TRUE(has_parameter(*v1, "stem.pos"));
+  EXPECT_FALSE(has_parameter(*v2, "stem.pos"));
+  EXPECT_TRUE(has_parameter(*v2_abs, "stem.pos"));
+  EXPECT_EQ(parameters(*v2_abs) - parameters(*v2), 8.0 * 8 * 8);  // an 8 x 8 token grid, width 8
+  EXPECT_EQ(v1->records()["abs_pos"], true);
+  EXPECT_EQ(v2->records()["abs_pos"], false);
+
+  // The head normalises every token, then averages (the reference's order).
+  torch::manual_seed(3);
+  ClassifierHead head(6, 3, false, true);
+  for (auto& p : head->parameters()) {
+    at::NoGradGuard no_grad;
+    p.normal_();
+  }
+  const at::Tensor x = at::randn({2, 5, 6}) * at::arange(1, 6).view({1, 5, 1});  // tokens of unequal scale
+  const at::Tensor keep = at::tensor({1, 1, 1, 0, 0, 1, 1, 1, 1, 1}, at::kLong).view({2, 5}).gt(0);
+  auto params = head->named_parameters();
+  auto norm = [&](const at::Tensor& y) {
+    return at::layer_norm(y, {6}, params["norm.weight"], params["norm.bias"]);
+  };
+  auto linear = [&](const at::Tensor& y) { return at::linear(y, params["linear.weight"], params["linear.bias"]); };
+  at::NoGradGuard no_grad;
+  const at::Tensor got = head->forward(x, keep);
+  EXPECT_TRUE(at::allclose(got, linear(masked_mean(norm(x), keep)), 1e-5, 1e-6));
+  EXPECT_FALSE(at::allclose(got, linear(norm(masked_mean(x, keep))), 1e-3, 1e-3));
+}
+
+TEST(ModelMvit, PaddingActsAsTheEndOfTheSequence) {
+  // A sample padded at its end gets the logits of the same sample unpadded: padded keys are
+  // masked in every pooling attention, padding is the pooling's border, the strided skip
+  // and the mean see real tokens only. Without absolute positions and rel-pos tables (both
+  // sized by the grid) the two models have the same weights. 33 real tokens of 64: the
+  // sequence stays odd at every pooling (33, 17, 9, 5), so every pooled window of the short
+  // sequence has its twin in the padded one.
+  const TaskInfo padded_task = token_task(64, 16, 0), short_task = token_task(33, 16, 0);
+  torch::manual_seed(8);
+  const at::Tensor real = at::randint(1, 16, {2, 33}, at::kLong);
+  const at::Tensor padded = at::cat({real, at::zeros({2, 31}, at::kLong)}, 1);
+  for (const std::string name : {"mvit1", "mvit2"})
+    for (const std::string mode : {"conv", "max", "avg"}) {
+      SCOPED_TRACE(name + " " + mode);
+      json o = {{"preset", "tiny"}, {"dim", 8}, {"abs_pos", false}, {"pool_mode", mode}};
+      if (name == "mvit2") o["rel_pos"] = false;
+      at::NoGradGuard no_grad;
+      const at::Tensor a = build(name, padded_task, o)->forward(padded);
+      const at::Tensor b = build(name, short_task, o)->forward(real);
+      EXPECT_TRUE(at::allclose(a, b, 1e-4, 1e-5)) << (a - b).abs().max().item<double>();
+    }
+}
+
 TEST(ModelMvit, RejectsOptionsThatBreakTheGrid) {
   const TaskInfo t = grid_task(3, 32, 32);
   EXPECT_THROW(resolved(entry("mvit2"), t, {{"q_stride", 3}}), OptionError);
@@ -305,9 +416,8 @@ TEST(ModelMvit, RejectsOptionsThatBreakTheGrid) {
 TEST(ModelMvit, ImageNetSizesMatchThePublishedOnes) {
   // ImageNet, 224 x 224: MViTv2-T/S/B 4.7/7.0/10.2 G multiply-adds and 24/35/52 M parameters
   // (arXiv 2112.01526, Table 3); MViT-B-16 (v1, depths [1,2,11,2] = preset S) 7.8 G and
-  // 37 M (arXiv 2104.11227). FLOPs = 2 x multiply-adds; our parameters add the stem's learned
-  // positions (3136 x 96), which v2 does not have. Building the models is the slow part:
-  // parameters are checked for one model per version.
+  // 37 M (arXiv 2104.11227). FLOPs = 2 x multiply-adds. Building the models is the slow
+  // part: parameters are checked for one model per version.
   struct Published {
     std::string model, preset;
     double gmacs, mparams;  // mparams 0: not built here
@@ -345,6 +455,124 @@ TEST(ModelMaelre, SwitchFiresWhereTokensExceedTheWidth) {
     const json p = build("maelre", t, {{"dim", 16}, {"heads", {1, 2, 2, 4}}, {"attention", policy}})->records();
     for (const auto& b : p["blocks"]) EXPECT_EQ(b["attention"], policy);
   }
+}
+
+TEST(ModelMaelre, ReducesAfterEveryBlockLikeThePaper) {
+  // Four blocks, four reductions: the head sees N / 4^4 tokens at 16x the first width.
+  // "between" keeps the three reductions between blocks; the blocks' N_b and D_b (and so
+  // the switch) are the same in both layouts.
+  const TaskInfo t = token_task(256);
+  const json o = {{"dim", 16}, {"heads", {1, 2, 2, 4}}};
+  auto paper = build("maelre", t, o);
+  json between_options = o;
+  between_options["reductions"] = "between";
+  auto between = build("maelre", t, between_options);
+  const json a = paper->records(), b = between->records();
+  EXPECT_EQ(a["reductions"], 4);
+  EXPECT_EQ(b["reductions"], 3);
+  EXPECT_EQ(a["blocks"], b["blocks"]);
+  EXPECT_EQ(column(a["blocks"], "tokens"), (std::vector<json>{256, 64, 16, 4}));
+  EXPECT_EQ(column(a["blocks"], "dim"), (std::vector<json>{16, 32, 64, 128}));
+  EXPECT_EQ(column(a["blocks"], "attention"), (std::vector<json>{"linear", "linear", "softmax", "softmax"}));
+  EXPECT_EQ(a["head"], json({{"tokens", 1}, {"dim", 256}, {"grid", {1}}}));
+  EXPECT_EQ(b["head"], json({{"tokens", 4}, {"dim", 128}, {"grid", {4}}}));
+  // The fourth reduction (conv 128 -> 256, kernel 9, with bias) and the wider head
+  // (LayerNorm and Linear).
+  const double classes = static_cast<double>(t.num_classes);
+  EXPECT_EQ(parameters(*paper) - parameters(*between), 128.0 * 256 * 9 + 256 + (256.0 - 128) * (2 + classes));
+  EXPECT_TRUE(has_parameter(*paper, "reduce3.conv.weight"));
+  EXPECT_FALSE(has_parameter(*between, "reduce3.conv.weight"));
+  torch::manual_seed(2);
+  const at::Tensor x = at::randint(0, t.vocab_size, {2, 256}, at::kLong);
+  at::NoGradGuard no_grad;
+  EXPECT_EQ(paper->forward(x).sizes(), (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(resolved(entry("maelre"), t, json::object())["reductions"], "after-each");
+}
+
+TEST(ModelMaelre, ShortInputsRunUnderEveryLayoutAndOperator) {
+  // A reduction never leaves fewer than one token: a group shorter than nu (or a single
+  // token) is zero-padded into one token, as the strided convolution computes it. So short
+  // inputs, down to one token, build, run forward and backward, and agree with the plan.
+  struct Input {
+    TaskInfo task;
+    std::vector<std::int64_t> shape;
+  };
+  std::vector<Input> inputs;
+  for (std::int64_t n : {1, 2, 3, 5, 17}) inputs.push_back({token_task(n, 16, 0), {2, n}});
+  for (auto hw : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {3, 2}, {5, 9}})
+    inputs.push_back({grid_task(1, hw.first, hw.second), {2, 1, hw.first, hw.second}});
+  for (const auto& in : inputs)
+    for (const std::string layout : {"after-each", "between"})
+      for (const std::string op : {"conv", "avgpool", "linear-projection", "none"}) {
+        SCOPED_TRACE(layout + " " + op + " input " + json(in.shape).dump());
+        const json o = {{"dim", 8}, {"heads", {1, 2, 2, 4}}, {"reductions", layout}, {"reduction", op}, {"patch", 1}};
+        const ModelEntry& e = entry("maelre");
+        const json r = resolved(e, in.task, o);
+        EXPECT_GT(e.flops(r, in.task), 0);
+        torch::manual_seed(4);
+        auto model = e.make(r, in.task);
+        at::Tensor x = in.task.modality == Modality::Tokens ? at::randint(1, 16, in.shape, at::kLong)
+                                                            : at::randn(in.shape);
+        if (in.task.modality == Modality::Tokens && in.shape[1] > 1) x[1][in.shape[1] - 1].fill_(0);  // padding
+        const at::Tensor logits = model->forward(x);
+        ASSERT_EQ(logits.sizes(), (std::vector<std::int64_t>{2, 3}));
+        EXPECT_TRUE(logits.isfinite().all().item<bool>());
+        logits.sum().backward();
+        const std::int64_t tokens = in.task.modality == Modality::Tokens ? in.shape[1] : in.shape[2] * in.shape[3];
+        if (op == "none") EXPECT_EQ(model->records()["head"]["tokens"], tokens);
+        else if (layout == "after-each") EXPECT_EQ(model->records()["head"]["tokens"], 1);
+      }
+}
+
+TEST(ModelMaelre, NoReductionKeepsEveryToken) {
+  // The ablation without token merging: N_b = N in every block, the width still doubles
+  // (a per-token linear map), so the switch sees N > D_b until D_b reaches N.
+  const TaskInfo t = token_task(128, 16, 0);
+  auto model = build("maelre", t, {{"dim", 16}, {"heads", {1, 2, 2, 4}}, {"reduction", "none"}});
+  const json r = model->records();
+  EXPECT_EQ(column(r["blocks"], "tokens"), (std::vector<json>{128, 128, 128, 128}));
+  EXPECT_EQ(column(r["blocks"], "dim"), (std::vector<json>{16, 32, 64, 128}));
+  EXPECT_EQ(column(r["blocks"], "attention"), (std::vector<json>{"linear", "linear", "linear", "softmax"}));
+  EXPECT_EQ(r["head"], json({{"tokens", 128}, {"dim", 256}, {"grid", {128}}}));
+  torch::manual_seed(2);
+  at::Tensor x = at::randint(1, 16, {2, 128}, at::kLong);
+  x[1].narrow(0, 100, 28).fill_(0);  // padding stays masked through the blocks
+  at::NoGradGuard no_grad;
+  const at::Tensor y = model->forward(x);
+  EXPECT_EQ(y.sizes(), (std::vector<std::int64_t>{2, 3}));
+  EXPECT_TRUE(y.isfinite().all().item<bool>());
+}
+
+TEST(ModelMaelre, TauReadingsAreOptions) {
+  const ModelEntry& e = entry("maelre");
+  const TaskInfo t = token_task(64);
+  EXPECT_EQ(resolved(e, t, json::object())["tau_mode"], "row-input");
+  EXPECT_EQ(resolved(e, t, {{"tau_mode", "output"}, {"tau", 2.5}})["tau"], 2.5);
+  // row has no tau: a fixed tau with it is an error that names both options.
+  try {
+    resolved(e, t, {{"tau_mode", "row"}, {"tau", 2.0}});
+    ADD_FAILURE() << "tau with tau_mode = row was accepted";
+  } catch (const OptionError& err) {
+    EXPECT_EQ(err.options, (std::vector<std::string>{"tau", "tau_mode"}));
+    EXPECT_NE(std::string(err.what()).find("row-input"), std::string::npos) << err.what();
+  }
+  // The reading reaches the kernel: one linear block, same weights. row-input at tau = 1
+  // is row; the default (tau = sqrt(64) = 8) and output differ from it and from each other.
+  torch::manual_seed(6);
+  const at::Tensor x = at::randint(0, t.vocab_size, {2, 64}, at::kLong);
+  auto out = [&](const json& extra) {
+    json o = {{"dim", 16}, {"depths", {1}}, {"heads", {2}}, {"attention", "linear"}};
+    for (const auto& [k, v] : extra.items()) o[k] = v;
+    at::NoGradGuard no_grad;
+    return build("maelre", t, o)->forward(x);
+  };
+  const at::Tensor row = out({{"tau_mode", "row"}});
+  EXPECT_TRUE(at::equal(out({{"tau_mode", "row-input"}, {"tau", 1.0}}), row));
+  const at::Tensor automatic = out(json::object()), output = out({{"tau_mode", "output"}});
+  EXPECT_FALSE(at::allclose(automatic, row));
+  EXPECT_FALSE(at::allclose(output, row));
+  EXPECT_FALSE(at::allclose(output, automatic));
+  EXPECT_TRUE(at::allclose(automatic, out({{"tau", 8.0}}), 1e-6, 1e-7));
 }
 
 TEST(ModelMaelre, PoliciesTakeThePathsTheyName) {

@@ -81,7 +81,10 @@ TEST_P(ModelZoo, ShapesBackwardOverfitAndDeterminism) {
   auto train = [&](int steps) {
     torch::manual_seed(7);
     auto model = e.make(o, t);
-    torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(3e-3).weight_decay(0));
+    // 2e-3: every model memorises within 150 steps. At 3e-3 MAELRE's paper layout (a
+    // reduction right before the head) stalls near chance on the 2-D inputs for some
+    // initialisations, though it memorises at 1e-3 and 2e-3, or at 3e-3 given 300 steps.
+    torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(2e-3).weight_decay(0));
     model->train();
     for (int i = 0; i < steps; ++i) {
       opt.zero_grad();

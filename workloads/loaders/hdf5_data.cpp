@@ -19,8 +19,22 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kFormatHelp = "see workloads/README.md, task hdf5-file";
+// The largest vocabulary (token ids 0 .. kMaxVocabulary-1) and number of classes a model is
+// built for: an embedding or a head beyond these is a damaged or misread file, not data.
+constexpr std::int64_t kMaxVocabulary = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxClasses = std::int64_t{1} << 20;
 
 std::string shape_text(const std::vector<hsize_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ", ")); }
+
+// "[r, c]" of the flat (row-major) index i in an array of shape dims.
+std::string index_text(const std::vector<hsize_t>& dims, std::int64_t i) {
+  std::vector<std::int64_t> index(dims.size());
+  for (std::size_t d = dims.size(); d-- > 0;) {
+    index[d] = i % static_cast<std::int64_t>(dims[d]);
+    i /= static_cast<std::int64_t>(dims[d]);
+  }
+  return fmt::format("[{}]", fmt::join(index, ", "));
+}
 
 // Reads everything for one file, turning HDF5 failures into UserErrors that name it.
 class Reader {
@@ -37,13 +51,18 @@ class Reader {
     } catch (const h5::Error& e) {
       throw UserError(path_ + ": cannot open it as an HDF5 file (" + e.stack() + "); is it truncated, or another format?");
     }
-    root_ = h5::open_group(file_, "/");
     Hdf5Data d;
     d.path = path_;
-    read_x(d);
-    read_y(d);
-    read_split(d);
-    read_attributes(d);
+    try {
+      root_ = h5::open_group(file_, "/");
+      read_x(d);
+      read_y(d);
+      read_split(d);
+      read_attributes(d);
+    } catch (const h5::Error& e) {
+      // Anything else HDF5 refuses in the user's file is theirs to fix (exit 2), not a bug.
+      fail("cannot read it (" + e.operation() + " failed: " + e.stack() + "); is the file damaged? export it again");
+    }
     return d;
   }
 
@@ -62,13 +81,27 @@ class Reader {
     }
   }
 
-  // The whole dataset converted to `dtype` (HDF5 converts between numeric types).
+  // The whole dataset converted to `dtype` (HDF5 converts between numeric types). Unsigned
+  // 64-bit integers are read as they are: HDF5 would clamp those above int64's range to
+  // its maximum, hiding the value.
   at::Tensor read_as(const h5::Dataset& ds, const std::string& name, at::ScalarType dtype) {
     try {
       const auto dims = h5::dataset_dims(ds);
       std::vector<std::int64_t> sizes(dims.begin(), dims.end());
       at::Tensor t = at::empty(sizes, at::TensorOptions().dtype(dtype));
-      h5::read_array_dataset(ds, dtype == at::kLong ? H5T_NATIVE_INT64 : H5T_NATIVE_FLOAT, t.data_ptr());
+      const h5::ElementType et = h5::dataset_element_type(ds);
+      const bool u64 = dtype == at::kLong && et.type_class == H5T_INTEGER && !et.is_signed && et.size == 8;
+      h5::read_array_dataset(ds, dtype == at::kLong ? (u64 ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64) : H5T_NATIVE_FLOAT,
+                             t.data_ptr());
+      if (u64) {
+        const at::Tensor flat = t.reshape({-1});
+        const at::Tensor huge = flat.lt(0);  // bit patterns of values >= 2^63
+        if (huge.any().item<bool>()) {
+          const auto i = huge.to(at::kInt).argmax().item<std::int64_t>();
+          fail(fmt::format("/{}{} = {} is beyond any vocabulary or class count lrbench supports", name,
+                           index_text(dims, i), static_cast<std::uint64_t>(flat[i].item<std::int64_t>())));
+        }
+      }
       return t;
     } catch (const h5::Error& e) {
       if (e.is_checksum_failure()) fail("/" + name + " is damaged (checksum error); copy or export the file again");
@@ -203,8 +236,13 @@ class Reader {
     } else {
       const auto r = d.y.argmax().item<std::int64_t>();
       const auto largest = d.y[r].item<std::int64_t>();
+      if (largest >= kMaxClasses)
+        fail(fmt::format("/y[{}] = {}: class ids are 0 .. {} at most ({} classes); is /y the labels?", r, largest,
+                         kMaxClasses - 1, kMaxClasses));
       if (classes) {
         if (*classes < 2) fail(fmt::format("the attribute num_classes = {}; a classification needs 2 or more", *classes));
+        if (*classes > kMaxClasses)
+          fail(fmt::format("the attribute num_classes = {}; at most {} classes are supported", *classes, kMaxClasses));
         if (largest >= *classes)
           fail(fmt::format("/y[{}] = {} is not below num_classes = {} (the file's attribute); class ids are 0 .. {}",
                            r, largest, *classes, *classes - 1));
@@ -220,8 +258,16 @@ class Reader {
       const at::Tensor row_max = std::get<0>(d.x.max(1));
       const auto r = row_max.argmax().item<std::int64_t>();
       const auto largest = row_max[r].item<std::int64_t>();
+      if (largest >= kMaxVocabulary) {
+        const auto pos = d.x[r].argmax().item<std::int64_t>();
+        fail(fmt::format("/x[{}, {}] = {} is out of any vocabulary: token ids are 0 .. {} at most (a vocabulary of "
+                         "{}); is /x token ids?",
+                         r, pos, largest, kMaxVocabulary - 1, kMaxVocabulary));
+      }
       if (vocab) {
         if (*vocab < 1) fail(fmt::format("the attribute vocab_size = {}; it must be at least 1", *vocab));
+        if (*vocab > kMaxVocabulary)
+          fail(fmt::format("the attribute vocab_size = {}; at most {} token ids are supported", *vocab, kMaxVocabulary));
         if (largest >= *vocab) {
           const auto pos = d.x[r].argmax().item<std::int64_t>();
           fail(fmt::format("/x[{}, {}] = {} is not below vocab_size = {} (the file's attribute)", r, pos, largest,

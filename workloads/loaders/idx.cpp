@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <zlib.h>
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -151,6 +153,76 @@ at::Tensor read_idx(const std::string& path) {
     }
   }
   return out;
+}
+
+namespace {
+
+bool finite_element(const unsigned char* big_endian, const TypeInfo& t) {
+  unsigned char host[8];
+  const std::uint16_t probe = 1;
+  const bool little = *reinterpret_cast<const std::uint8_t*>(&probe) == 1;
+  for (int b = 0; b < t.bytes; ++b) host[b] = big_endian[little ? t.bytes - 1 - b : b];
+  if (t.code == 0x0D) {
+    float f;
+    std::memcpy(&f, host, sizeof f);
+    return std::isfinite(f);
+  }
+  double d;
+  std::memcpy(&d, host, sizeof d);
+  return std::isfinite(d);
+}
+
+void verify_uncached(const std::string& path) {
+  Reader r(path);
+  const IdxHeader h = parse_header(r, path);
+  const TypeInfo* t = type_info(h.type);
+  std::int64_t elements = 1;
+  for (auto d : h.dims) elements *= d;
+  const std::int64_t want = elements * t->bytes;
+  const std::int64_t per_record = h.dims.empty() || h.dims[0] == 0 ? 1 : std::max<std::int64_t>(1, elements / h.dims[0]);
+  const bool is_float = t->code == 0x0D || t->code == 0x0E;
+  std::vector<unsigned char> buf(std::size_t{1} << 20);  // a multiple of every element size
+  std::int64_t got = 0;
+  while (got < want) {
+    const std::int64_t n = r.read(buf.data(), std::min<std::int64_t>(want - got, static_cast<std::int64_t>(buf.size())));
+    if (is_float)
+      for (std::int64_t i = 0; i + t->bytes <= n; i += t->bytes)
+        if (!finite_element(buf.data() + i, *t)) {
+          const std::int64_t element = (got + i) / t->bytes;
+          throw UserError(path + ": element " + std::to_string(element) + " (record " +
+                          std::to_string(element / per_record) +
+                          ") is not finite (NaN or infinity); clean or drop that record");
+        }
+    got += n;
+    if (n == 0) break;
+  }
+  if (got < want || r.truncated_stream())
+    throw UserError(path + ": truncated: the header says " + shape_text(h.dims) + " " + t->name + " elements (" +
+                    std::to_string(want) + " bytes) but the data ends after " + std::to_string(got) +
+                    " bytes; re-download or re-create the file");
+  char extra = 0;
+  if (r.read(&extra, 1) > 0)
+    throw UserError(path + ": has bytes after the " + shape_text(h.dims) +
+                    " elements its header announces; the header and the data disagree");
+}
+
+}  // namespace
+
+void verify_idx(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> verified;  // path -> size@mtime
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  const std::string stamp =
+      ec ? std::string() : std::to_string(size) + "@" + std::to_string(fs::last_write_time(path, ec).time_since_epoch().count());
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = verified.find(path);
+    if (!stamp.empty() && it != verified.end() && it->second == stamp) return;
+  }
+  verify_uncached(path);  // throws for a bad file: nothing is remembered
+  std::lock_guard<std::mutex> lock(mu);
+  if (!stamp.empty()) verified[path] = stamp;
 }
 
 at::Tensor read_idx_cached(const std::string& path) {

@@ -19,6 +19,13 @@ struct IdxHeader {
 // is missing, not idx, or has an unknown element type.
 IdxHeader read_idx_header(const std::string& path);
 
+// Reads the whole file without keeping it (decompressing a .gz as it goes) and checks what
+// read_idx checks: the elements the header announces are all there, with no bytes after
+// them; float elements are finite. UserError naming the file (and the first bad element's
+// record) otherwise. Cached by path, size and modification time: describing a task on a
+// large data set costs one pass per process, and no memory.
+void verify_idx(const std::string& path);
+
 // The whole array as a tensor of the matching dtype (u8, i8, i16, i32, f32, f64), in host
 // byte order. UserError for a missing file, a bad header, a truncated file (fewer elements
 // than the header promises) or trailing bytes.

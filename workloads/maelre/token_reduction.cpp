@@ -15,7 +15,8 @@ std::int64_t reduction_stride(std::int64_t nu, std::size_t grid_rank) {
   return s;
 }
 
-std::vector<std::int64_t> reduced_grid(const std::vector<std::int64_t>& grid, std::int64_t nu) {
+std::vector<std::int64_t> reduced_grid(const std::vector<std::int64_t>& grid, std::int64_t nu, const std::string& op) {
+  if (op == "none") return grid;
   const std::int64_t s = reduction_stride(nu, grid.size());
   std::vector<std::int64_t> out;
   for (auto g : grid) out.push_back((g + s - 1) / s);
@@ -24,9 +25,10 @@ std::vector<std::int64_t> reduced_grid(const std::vector<std::int64_t>& grid, st
 
 double reduction_flops(const std::string& op, const std::vector<std::int64_t>& grid, std::int64_t nu,
                        std::int64_t dim_in, std::int64_t dim_out) {
-  const auto out = reduced_grid(grid, nu);
+  const auto out = reduced_grid(grid, nu, op);
   double n_out = 1;
   for (auto g : out) n_out *= static_cast<double>(g);
+  if (op == "none") return 2 * n_out * static_cast<double>(dim_in) * static_cast<double>(dim_out);
   const double s = static_cast<double>(reduction_stride(nu, grid.size()));
   const double taps = std::pow(2 * s + 1, static_cast<double>(grid.size()));
   const double din = static_cast<double>(dim_in), dout = static_cast<double>(dim_out);
@@ -47,6 +49,8 @@ TokenReductionImpl::TokenReductionImpl(std::string op, std::int64_t nu, std::int
       conv2d_ = register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(dim_in, dim_out, 2 * s + 1).stride(s).padding(s)));
   } else if (op_ == "avgpool") {
     linear_ = register_module("proj", torch::nn::Linear(dim_in, dim_out));
+  } else if (op_ == "none") {
+    linear_ = register_module("proj", torch::nn::Linear(dim_in, dim_out));
   } else {
     LRB_CHECK(op_ == "linear-projection", "unknown reduction operator " + op_);
     linear_ = register_module("proj", torch::nn::Linear(dim_in * nu, dim_out));
@@ -57,7 +61,12 @@ ReducedTokens TokenReductionImpl::forward(const at::Tensor& tokens, const at::Te
                                           const std::vector<std::int64_t>& grid) {
   const std::int64_t B = tokens.size(0), s = stride_;
   ReducedTokens out;
-  out.grid = reduced_grid(grid, nu_);
+  out.grid = reduced_grid(grid, nu_, op_);
+  if (op_ == "none") {  // no merging: the same tokens, wider
+    out.tokens = linear_->forward(tokens);
+    out.keep = keep;
+    return out;
+  }
   // Padding tokens are zeroed so they add nothing to a reduced token.
   at::Tensor x = keep.defined() ? tokens * keep.unsqueeze(-1).to(tokens.scalar_type()) : tokens;
   if (rank_ == 1) {

@@ -1,10 +1,12 @@
 #pragma once
-// MAELRE's token reduction between blocks: cuts the token count by nu and doubles the
-// width. On a 1-D grid, groups of nu tokens; on a 2-D grid, sqrt(nu) per axis (nu = 4:
+// MAELRE's token reduction (after each block, or between blocks): cuts the token count by
+// nu and doubles the width. On a 1-D grid, groups of nu tokens; on a 2-D grid, sqrt(nu) per axis (nu = 4:
 // stride 2 per axis, 4x fewer tokens). Operators (an option, as in the paper's ablation):
 //   conv               strided convolution, kernel 2s+1, stride s (the paper's choice)
 //   avgpool            average of each group (real tokens only), then a linear map to 2D
 //   linear-projection  concatenate each group, then a learned linear map to 2D
+//   none               no merging: every token kept, a per-token linear map to 2D (the
+//                      paper's ablation without token merging; widths and heads as usual)
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/conv.h>
@@ -23,7 +25,9 @@ struct ReducedTokens {
 
 // Stride per axis for a grid of this rank (1-D: nu; 2-D: sqrt(nu), which must be whole).
 std::int64_t reduction_stride(std::int64_t nu, std::size_t grid_rank);
-std::vector<std::int64_t> reduced_grid(const std::vector<std::int64_t>& grid, std::int64_t nu);
+// The grid after one reduction by `op` (unchanged for "none").
+std::vector<std::int64_t> reduced_grid(const std::vector<std::int64_t>& grid, std::int64_t nu,
+                                       const std::string& op = "conv");
 // Forward FLOPs per sample of one reduction.
 double reduction_flops(const std::string& op, const std::vector<std::int64_t>& grid, std::int64_t nu,
                        std::int64_t dim_in, std::int64_t dim_out);

@@ -64,7 +64,7 @@ TaskEntry fashion_mnist_entry() {
        "folder with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]"},
       view_option("grid"),
       {"permute", OptionType::Bool, json(false), "apply a fixed random permutation to pixel positions (both views)"},
-      {"permute_seed", OptionType::Int, json(0), "which permutation; the same for every run seed", {}, 0, {}},
+      {"permute_seed", OptionType::Int, json(0), "which permutation; the same for every run seed", {}, 0, kInt64Max},
       {"train_size", OptionType::Int, json(60000), "training images; the run seed picks which and their order", {}, 1, 60000},
       metrics_option({"accuracy", "macro_f1"}),
   };

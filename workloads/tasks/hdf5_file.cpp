@@ -107,7 +107,7 @@ TaskEntry hdf5_file_entry() {
   e.schema.options = {
       {"path", OptionType::String, json(), "the HDF5 file: /x, /y, optional /split (required; format: workloads/README.md)"},
       {"eval_fraction", OptionType::Float, json(0.1), "share of the records held out for evaluation when the file has no /split", {}, 0.0, 0.9},
-      {"split_seed", OptionType::Int, json(0), "which records are held out (no /split); the same for every run seed", {}, 0, {}},
+      {"split_seed", OptionType::Int, json(0), "which records are held out (no /split); the same for every run seed", {}, 0, kInt64Max},
       {"train_size", OptionType::Int, json(0), "training records used (0: all); the run seed picks which", {}, 0, {}},
       {"metrics", OptionType::String, json("auto"),
        "comma-separated metric names, the first is the primary; \"auto\": accuracy,macro_f1 for class ids, ebf,micro_f1 for multi-label targets",

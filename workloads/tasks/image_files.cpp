@@ -106,11 +106,15 @@ std::vector<std::int64_t> pixel_permutation(std::int64_t pixels, std::uint64_t p
 TaskInfo describe_image_files(const ImageFileParams& p, std::vector<std::string> metrics) {
   check_pair(p);
   const Shape tr = image_shape(p.train_images, p.view);
+  // The whole file, not only its header: a truncated file, trailing bytes or a non-finite
+  // pixel stops the sweep here (validate), not in the middle of a run.
+  verify_idx(p.train_images);
   const std::int64_t classes = classes_of(p, tr.n);
   load_labels(p.train_labels, tr.n, p.train_images, classes);
   std::int64_t train_pool = tr.n;
   if (!splitting(p)) {
     const Shape ev = image_shape(p.eval_images, p.view);
+    verify_idx(p.eval_images);
     if (ev.c != tr.c || ev.h != tr.h || ev.w != tr.w)
       throw UserError(p.eval_images + ": images are " + std::to_string(ev.c) + "x" + std::to_string(ev.h) + "x" +
                       std::to_string(ev.w) + " but the training images (" + p.train_images + ") are " +

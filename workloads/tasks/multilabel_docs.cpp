@@ -122,7 +122,7 @@ TaskEntry multilabel_docs_entry() {
       {"max_labels", OptionType::Int, json(5), "most topics (labels) per document; each has 1..max_labels", {}, 1, {}},
       {"background", OptionType::Float, json(0.6), "share of tokens drawn from the background distribution", {}, 0.0, 0.95},
       {"min_length", OptionType::Int, json(), "shortest document in tokens (default seq_len / 2)", {}, 1, {}, true},
-      {"topic_seed", OptionType::Int, json(0), "which topic vocabularies; the same for every run seed", {}, 0, {}},
+      {"topic_seed", OptionType::Int, json(0), "which topic vocabularies; the same for every run seed", {}, 0, kInt64Max},
       metrics_option({"ebf", "micro_f1"}),
   };
   e.schema.resolve = [](json& o, const json& ctx) {

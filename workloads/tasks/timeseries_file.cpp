@@ -120,7 +120,7 @@ TaskEntry timeseries_file_entry() {
       {"path", OptionType::String, json(), "training file: sktime .ts or UCR .tsv (required)"},
       {"eval_path", OptionType::String, json(""), "evaluation file (e.g. the _TEST file); empty: hold out eval_fraction"},
       {"eval_fraction", OptionType::Float, json(0.1), "share of the training file held out when eval_path is empty", {}, 0.0, 0.9},
-      {"split_seed", OptionType::Int, json(0), "which cases are held out; the same for every run seed", {}, 0, {}},
+      {"split_seed", OptionType::Int, json(0), "which cases are held out; the same for every run seed", {}, 0, kInt64Max},
       {"train_size", OptionType::Int, json(0), "training cases used (0: all); the run seed picks which", {}, 0, {}},
       {"normalize", OptionType::String, json("none"), "\"zscore\": each series and dimension to mean 0, sd 1", {"none", "zscore"}},
       metrics_option({"accuracy", "macro_f1"}),

@@ -94,10 +94,12 @@ std::vector<AttentionKernel> build() {
 
   all.push_back({"linear", "kernel (linear) attention: psi(q) (psi(K)^T V) / norm; no N x N tensor",
                  {{string_opt("feature_map", "elu+1", {"elu+1", "relu", "softplus"}, "non-negative feature map psi"),
-                   string_opt("normalization", "row", {"row", "tau"},
-                              "row: Katharopoulos et al.'s row normaliser (+eps); tau: divide by tau"),
-                   float_opt("tau", 0.0, "output scaling for normalization=tau; 0 means sqrt(real keys)"),
-                   float_opt("eps", 1e-6, "row normaliser's epsilon")}},
+                   string_opt("normalization", "row", {"row", "output", "row-input"},
+                              "row: Katharopoulos et al.'s row normaliser Z' (+eps), no tau; output: divide by "
+                              "tau, no Z' (not an average of v); row-input: Z' with psi(q/sqrt(tau)), "
+                              "psi(k/sqrt(tau)) (tau as a temperature)"),
+                   float_opt("tau", 0.0, "tau of output and row-input; 0 means sqrt(real keys)"),
+                   float_opt("eps", 1e-6, "epsilon added to the row normaliser Z'")}},
                  {"mask"},
                  [](const json& o, const AttentionTensors& in) {
                    reject(in, "linear", true, false, false);
@@ -156,10 +158,11 @@ std::vector<AttentionKernel> build() {
                  }});
 
   all.push_back({"pooling",
-                 "MViT pooling attention (pooled q, k, v; v2 relative position and residual pooling)",
+                 "MViT pooling attention (pooled q, k, v; v2 relative position and residual pooling; padded keys masked)",
                  {{string_opt("mode", "conv", {"conv", "max", "avg"}, "pooling: depthwise conv + LayerNorm, max or avg"),
                    int_list_opt("grid", {}, "token grid [T] or [H, W]; empty: a 1-D grid of N tokens"),
                    int_list_opt("kernel", {3}, "pooling kernel per axis (one value: every axis)"),
+                   int_list_opt("kernel_q", {}, "q's pooling kernel per axis; empty: kernel (1 with stride_q 1: q not pooled, as MViT v1's unstrided blocks)"),
                    int_list_opt("stride_q", {1}, "q stride per axis (downsamples the output)"),
                    int_list_opt("stride_kv", {1}, "k and v stride per axis (cheaper attention)"),
                    bool_opt("rel_pos", true, "MViT v2 decomposed relative position"),
@@ -167,9 +170,9 @@ std::vector<AttentionKernel> build() {
                    bool_opt("cls_token", false, "the first token is a class token (not pooled)"),
                    int_opt("seed", 0, "initialisation of the pooling and relative-position parameters"),
                    scale_opt()}},
-                 {},
+                 {"mask"},
                  [](const json& o, const AttentionTensors& in) {
-                   reject(in, "pooling", false, false, false);
+                   reject(in, "pooling", true, false, false);
                    PoolingAttentionOptions po;
                    po.heads = in.q.size(1);
                    po.head_dim = in.q.size(3);
@@ -178,6 +181,7 @@ std::vector<AttentionKernel> build() {
                    po.grid = int_list(o.at("grid"));
                    if (po.grid.empty()) po.grid = {in.q.size(2) - (po.cls_token ? 1 : 0)};
                    po.kernel = int_list(o.at("kernel"));
+                   po.kernel_q = int_list(o.at("kernel_q"));
                    po.stride_q = int_list(o.at("stride_q"));
                    po.stride_kv = int_list(o.at("stride_kv"));
                    po.rel_pos = o.at("rel_pos").get<bool>();
@@ -186,7 +190,7 @@ std::vector<AttentionKernel> build() {
                    po.scale = o.at("scale").get<double>();
                    PoolingAttention module(po);
                    module.to(in.q.device(), in.q.scalar_type());
-                   auto res = module.forward(in.q, in.k, in.v);
+                   auto res = module.forward(in.q, in.k, in.v, in.mask);
                    AttentionRun r;
                    r.out = res.out;
                    r.info["grid"] = res.grid;

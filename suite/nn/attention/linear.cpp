@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
 
@@ -28,8 +30,9 @@ FeatureMap parse_feature_map(const std::string& name) {
 
 LinearNormalization parse_linear_normalization(const std::string& name) {
   if (name == "row") return LinearNormalization::Row;
-  if (name == "tau") return LinearNormalization::Tau;
-  throw UserError("linear attention: unknown normalization '" + name + "'; use row or tau");
+  if (name == "output") return LinearNormalization::Output;
+  if (name == "row-input") return LinearNormalization::RowInput;
+  throw UserError("linear attention: unknown normalization '" + name + "'; use row, output or row-input");
 }
 
 const char* feature_map_name(FeatureMap f) {
@@ -41,25 +44,65 @@ const char* feature_map_name(FeatureMap f) {
   return "?";
 }
 
+const char* linear_normalization_name(LinearNormalization n) {
+  switch (n) {
+    case LinearNormalization::Row: return "row";
+    case LinearNormalization::Output: return "output";
+    case LinearNormalization::RowInput: return "row-input";
+  }
+  return "?";
+}
+
+bool uses_tau(LinearNormalization n) { return n != LinearNormalization::Row; }
+bool has_row_normaliser(LinearNormalization n) { return n != LinearNormalization::Output; }
+
 at::Tensor linear_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                             const LinearAttentionOptions& options, const at::Tensor& mask) {
   check_qkv(q, k, v, "linear");
   if (options.tau < 0) throw UserError("linear attention: tau must be > 0 (or 0 for sqrt(N))");
+  if (options.tau > 0 && !uses_tau(options.normalization))
+    throw UserError("linear attention: normalization 'row' has no tau; leave tau at 0, or use row-input or output");
   const std::int64_t B = q.size(0), Nk = k.size(2);
   const at::Tensor keep = check_key_mask(mask, B, Nk, q, "linear");
-  const at::Tensor fq = feature(q, options.feature_map);
-  at::Tensor fk = feature(k, options.feature_map);
+  // tau per batch element, [B, 1, 1, 1] (or a plain number when fixed).
+  at::Tensor tau_of_batch;
+  if (uses_tau(options.normalization) && options.tau == 0) {
+    const at::Tensor real = keep.defined() ? keep.sum(1).to(q.scalar_type())
+                                           : at::full({B}, static_cast<double>(Nk), q.options());
+    tau_of_batch = real.clamp_min(1).sqrt().view({B, 1, 1, 1});
+  }
+  at::Tensor q_in = q, k_in = k;
+  if (options.normalization == LinearNormalization::RowInput) {
+    // 1/sqrt(tau) on each of q and k: 1/tau on their dot product.
+    if (tau_of_batch.defined()) {
+      const at::Tensor s = tau_of_batch.rsqrt();
+      q_in = q * s;
+      k_in = k * s;
+    } else {
+      const double s = 1.0 / std::sqrt(options.tau);
+      q_in = q * s;
+      k_in = k * s;
+    }
+  }
+  const at::Tensor fq = feature(q_in, options.feature_map);
+  at::Tensor fk = feature(k_in, options.feature_map);
   if (keep.defined()) fk = fk * keep.view({B, 1, Nk, 1}).to(fk.scalar_type());
   const at::Tensor kv = at::matmul(fk.transpose(-2, -1), v);  // [B, H, d, dv]: the d x d state
   const at::Tensor num = at::matmul(fq, kv);
-  if (options.normalization == LinearNormalization::Row) {
-    const at::Tensor z = fk.sum(2).unsqueeze(-1);  // [B, H, d, 1]
+  if (has_row_normaliser(options.normalization)) {
+    const at::Tensor z = fk.sum(2).unsqueeze(-1);  // [B, H, d, 1]: Z' without an N x N matrix
     return num / (at::matmul(fq, z) + options.eps);
   }
-  if (options.tau > 0) return num / options.tau;
-  const at::Tensor real = keep.defined() ? keep.sum(1).to(q.scalar_type())
-                                         : at::full({B}, static_cast<double>(Nk), q.options());
-  return num / real.clamp_min(1).sqrt().view({B, 1, 1, 1});
+  return tau_of_batch.defined() ? num / tau_of_batch : num / options.tau;
+}
+
+double linear_attention_flops(double nq, double nk, double dim, double heads, LinearNormalization n) {
+  const double head_dim = dim / heads;
+  double f = 2 * (nk + nq) * dim * head_dim;  // psi(K)^T V, then psi(Q) S
+  if (has_row_normaliser(n)) f += nk * dim + 2 * nq * dim + nq * dim;  // sum_j psi(k_j), psi(Q) z, division
+  if (n == LinearNormalization::Output) f += nq * dim;                  // / tau
+  if (n == LinearNormalization::RowInput) f += (nq + nk) * dim;         // q / sqrt(tau), k / sqrt(tau)
+  return f;
 }
 
 }  // namespace lrb

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "suite/core/errors.h"
 #include "suite/core/seeds.h"
@@ -57,17 +58,19 @@ PoolingAttention::PoolingAttention(PoolingAttentionOptions options) : options_(s
   if (o.heads < 1 || o.head_dim < 1) throw UserError(std::string(kName) + ": heads and head_dim must be >= 1");
   const std::size_t axes = o.grid.size();
   const auto kernel = per_axis(o.kernel, axes, "kernel");
+  const auto kernel_q = o.kernel_q.empty() ? kernel : per_axis(o.kernel_q, axes, "kernel_q");
   const auto sq = per_axis(o.stride_q, axes, "stride_q");
   const auto skv = per_axis(o.stride_kv, axes, "stride_kv");
   for (std::size_t a = 0; a < axes; ++a)
-    if (kernel[a] < 1 || sq[a] < 1 || skv[a] < 1 || kernel[a] > o.grid[a] + 2 * (kernel[a] / 2))
-      throw UserError(std::string(kName) + ": kernel and strides must be >= 1 and the kernel must fit the grid");
-  q_grid_ = pooled_grid(o.grid, kernel, sq);
+    if (kernel[a] < 1 || kernel_q[a] < 1 || sq[a] < 1 || skv[a] < 1 || kernel[a] > o.grid[a] + 2 * (kernel[a] / 2) ||
+        kernel_q[a] > o.grid[a] + 2 * (kernel_q[a] / 2))
+      throw UserError(std::string(kName) + ": kernels and strides must be >= 1 and the kernels must fit the grid");
+  q_grid_ = pooled_grid(o.grid, kernel_q, sq);
   kv_grid_ = pooled_grid(o.grid, kernel, skv);
   Rng seeds(o.seed);
-  pool_q_ = make_pool("q", sq, seeds.next());
-  pool_k_ = make_pool("k", skv, seeds.next());
-  pool_v_ = make_pool("v", skv, seeds.next());
+  pool_q_ = make_pool("q", kernel_q, sq, seeds.next());
+  pool_k_ = make_pool("k", kernel, skv, seeds.next());
+  pool_v_ = make_pool("v", kernel, skv, seeds.next());
   if (o.rel_pos) {
     auto gen = at::make_generator<at::CPUGeneratorImpl>(seeds.next());
     for (std::size_t a = 0; a < axes; ++a) {
@@ -91,11 +94,11 @@ PoolingAttention::PoolingAttention(PoolingAttentionOptions options) : options_(s
   }
 }
 
-PoolingAttention::Pool PoolingAttention::make_pool(const std::string& name, const std::vector<std::int64_t>& stride,
-                                                   std::uint64_t seed) {
+PoolingAttention::Pool PoolingAttention::make_pool(const std::string& name, const std::vector<std::int64_t>& kernel,
+                                                   const std::vector<std::int64_t>& stride, std::uint64_t seed) {
   const auto& o = options_;
   Pool p;
-  p.kernel = per_axis(o.kernel, o.grid.size(), "kernel");
+  p.kernel = kernel;
   p.stride = stride;
   for (auto k : p.kernel) p.padding.push_back(k / 2);
   p.active = false;
@@ -113,12 +116,43 @@ PoolingAttention::Pool PoolingAttention::make_pool(const std::string& name, cons
   return p;
 }
 
-at::Tensor PoolingAttention::apply_pool(const Pool& p, const at::Tensor& x) const {
-  if (!p.active) return x;
+at::Tensor PoolingAttention::pool_mask(const Pool& p, const at::Tensor& keep) const {
+  // keep [B, cls + N] -> [B, cls + N']: pooled position i is real when the position its
+  // window is centred on, stride * i per axis, is real (beyond the grid: padding).
+  const auto& o = options_;
+  const std::int64_t B = keep.size(0), cls = o.cls_token ? 1 : 0;
+  const auto out = pooled_grid(o.grid, p.kernel, p.stride);
+  std::vector<std::int64_t> shape{B};
+  shape.insert(shape.end(), o.grid.begin(), o.grid.end());
+  at::Tensor centres = keep.narrow(1, cls, keep.size(1) - cls).reshape(shape);
+  for (std::size_t a = 0; a < o.grid.size(); ++a) {
+    const auto dim = static_cast<std::int64_t>(a) + 1;
+    centres = centres.slice(dim, 0, o.grid[a], p.stride[a]);
+    if (centres.size(dim) < out[a]) {  // an even kernel's last window is centred past the end
+      std::vector<std::int64_t> pad(2 * o.grid.size(), 0);
+      pad[2 * (o.grid.size() - 1 - a) + 1] = out[a] - centres.size(dim);
+      centres = at::constant_pad_nd(centres.to(at::kByte), pad, 0).to(at::kBool);
+    } else {
+      centres = centres.narrow(dim, 0, out[a]);
+    }
+  }
+  const at::Tensor pooled = centres.reshape({B, -1});
+  return cls ? at::cat({keep.narrow(1, 0, 1), pooled}, 1) : pooled;
+}
+
+PoolingAttention::Pooled PoolingAttention::apply_pool(const Pool& p, const at::Tensor& x, const at::Tensor& keep) const {
+  if (!p.active) return {x, keep};
   const auto& o = options_;
   const std::int64_t B = x.size(0), H = x.size(1), d = x.size(3);
   const std::int64_t cls = o.cls_token ? 1 : 0;
-  const at::Tensor body = x.narrow(2, cls, x.size(2) - cls);
+  at::Tensor body = x.narrow(2, cls, x.size(2) - cls);
+  at::Tensor pooled_keep;
+  if (keep.defined()) {
+    // Padded positions are the grid's border to the pooling: zero, or nothing for max.
+    const at::Tensor pad = keep.narrow(1, cls, keep.size(1) - cls).logical_not().view({B, 1, -1, 1});
+    body = body.masked_fill(pad, o.mode == PoolMode::Max ? -std::numeric_limits<double>::infinity() : 0.0);
+    pooled_keep = pool_mask(p, keep);
+  }
   std::vector<std::int64_t> shape{B * H};
   shape.insert(shape.end(), o.grid.begin(), o.grid.end());
   shape.push_back(d);
@@ -140,22 +174,27 @@ at::Tensor PoolingAttention::apply_pool(const Pool& p, const at::Tensor& x) cons
   }
   y = two_d ? y.permute({0, 2, 3, 1}) : y.permute({0, 2, 1});
   at::Tensor out = y.reshape({B, H, -1, d});
+  // A pooled position centred on padding is not a token (and under max pooling a window of
+  // padding alone would be -inf).
+  if (pooled_keep.defined())
+    out = out.masked_fill(pooled_keep.narrow(1, cls, pooled_keep.size(1) - cls).logical_not().view({B, 1, -1, 1}), 0.0);
   if (cls) out = at::cat({x.narrow(2, 0, 1), out}, 2);
   if (o.mode == PoolMode::Conv) out = at::layer_norm(out, {d}, p.norm_weight, p.norm_bias, 1e-6);
-  return out;
+  return {out, pooled_keep};
 }
 
-at::Tensor PoolingAttention::pool(const at::Tensor& x, char which) const {
+at::Tensor PoolingAttention::pool(const at::Tensor& x, char which, const at::Tensor& mask) const {
+  const at::Tensor keep = check_key_mask(mask, x.size(0), x.size(2), x, kName);
   switch (which) {
-    case 'q': return apply_pool(pool_q_, x);
-    case 'k': return apply_pool(pool_k_, x);
-    case 'v': return apply_pool(pool_v_, x);
+    case 'q': return apply_pool(pool_q_, x, keep).x;
+    case 'k': return apply_pool(pool_k_, x, keep).x;
+    case 'v': return apply_pool(pool_v_, x, keep).x;
   }
   throw UserError(std::string(kName) + ": pool() takes 'q', 'k' or 'v'");
 }
 
 PoolingAttentionOutput PoolingAttention::forward(const at::Tensor& q_in, const at::Tensor& k_in,
-                                                 const at::Tensor& v_in) {
+                                                 const at::Tensor& v_in, const at::Tensor& mask) {
   check_qkv(q_in, k_in, v_in, kName);
   const auto& o = options_;
   const std::int64_t cls = o.cls_token ? 1 : 0;
@@ -166,15 +205,19 @@ PoolingAttentionOutput PoolingAttention::forward(const at::Tensor& q_in, const a
   if (q_in.size(2) != tokens || k_in.size(2) != tokens)
     throw UserError(std::string(kName) + ": the grid holds " + std::to_string(tokens) + " tokens; got " +
                     std::to_string(q_in.size(2)));
-  const at::Tensor q = pool(q_in, 'q'), k = pool(k_in, 'k'), v = pool(v_in, 'v');
-  const std::int64_t Nq = q.size(2), d = o.head_dim;
+  const at::Tensor keep = check_key_mask(mask, q_in.size(0), tokens, q_in, kName);
+  const Pooled pq = apply_pool(pool_q_, q_in, keep), pk = apply_pool(pool_k_, k_in, keep);
+  const at::Tensor q = pq.x, k = pk.x, v = apply_pool(pool_v_, v_in, keep).x;
+  const std::int64_t B = q.size(0), Nq = q.size(2), Nkv = k.size(2), d = o.head_dim;
   at::Tensor attn = at::matmul(q * resolve_scale(o.scale, d), k.transpose(-2, -1));
   if (o.rel_pos) add_rel_pos(attn, q.narrow(2, cls, Nq - cls));
+  if (pk.keep.defined())
+    attn = attn.masked_fill(pk.keep.logical_not().view({B, 1, 1, Nkv}), -std::numeric_limits<double>::infinity());
   at::Tensor out = at::matmul(at::softmax(attn, -1), v);
   if (o.residual_pooling) {
     out = cls ? out + at::constant_pad_nd(q.narrow(2, 1, Nq - 1), {0, 0, 1, 0}, 0) : out + q;
   }
-  return {out, q_grid_};
+  return {out, q_grid_, pq.keep};
 }
 
 at::Tensor PoolingAttention::axis_logits(const at::Tensor& x, std::size_t a, std::int64_t y0) const {
@@ -249,8 +292,9 @@ std::int64_t PoolingAttention::score_elements(std::int64_t batch) const {
 std::int64_t pooling_score_elements(std::int64_t batch, const PoolingAttentionOptions& o) {
   const std::size_t axes = o.grid.size();
   const auto kernel = per_axis(o.kernel, axes, "kernel");
+  const auto kernel_q = o.kernel_q.empty() ? kernel : per_axis(o.kernel_q, axes, "kernel_q");
   const std::int64_t cls = o.cls_token ? 1 : 0;
-  const auto qg = pooled_grid(o.grid, kernel, per_axis(o.stride_q, axes, "stride_q"));
+  const auto qg = pooled_grid(o.grid, kernel_q, per_axis(o.stride_q, axes, "stride_q"));
   const auto kg = pooled_grid(o.grid, kernel, per_axis(o.stride_kv, axes, "stride_kv"));
   return batch * o.heads * (product(qg) + cls) * (product(kg) + cls);
 }

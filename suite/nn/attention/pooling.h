@@ -7,6 +7,17 @@
 //  - residual pooling: output + pooled q.
 // Holds parameters (conv kernels, norms, tables), hence a torch::nn::Module. Dense over the
 // pooled tokens: O(Nq*Nkv) memory, which is the point of striding k and v.
+//
+// Padding (a key mask, true = real token; MViT itself never pads, so the rule is ours):
+// padding acts as the grid's border. Before pooling, padded positions are zeroed (conv, avg:
+// as the zero border) or left out (max: as max pooling's border); a pooled position is real
+// when the position its window is centred on is real. Pooled keys that are not real are
+// excluded from every softmax, and pooled positions that are not real are zero before the
+// pooling's LayerNorm. For a sequence padded at its end this is exactly the computation on
+// the sequence without its padding, and nothing a padded position holds reaches a real
+// query. (Counting a window as real when any of its tokens is would add a pooled token
+// centred on padding after the last real token at every pooling, so a padded sequence would
+// differ from the same sequence unpadded.)
 #include <torch/nn/module.h>
 
 #include <cstdint>
@@ -26,6 +37,9 @@ struct PoolingAttentionOptions {
   // Per axis; a single value applies to every axis. MViT: kernel 3, padding kernel/2.
   // A pooling with kernel 1 and stride 1 is the identity and is skipped (as in MViT v2).
   std::vector<std::int64_t> kernel{3};
+  // Q's kernel per axis; empty: `kernel`. MViT v1 pools Q only where it is strided: there
+  // kernel_q {1} with stride_q {1} leaves Q as it is (no conv, no norm).
+  std::vector<std::int64_t> kernel_q;
   std::vector<std::int64_t> stride_q{1};
   std::vector<std::int64_t> stride_kv{1};
   bool rel_pos = true;           // MViT v2 decomposed relative position
@@ -40,17 +54,21 @@ struct PoolingAttentionOptions {
 struct PoolingAttentionOutput {
   at::Tensor out;                  // [B, H, Nq', d]
   std::vector<std::int64_t> grid;  // the pooled q grid (Nq' = its product, + 1 with a class token)
+  at::Tensor keep;                 // [B, Nq'] bool, real pooled queries (defined when a mask was given)
 };
 
 class PoolingAttention : public torch::nn::Module {
  public:
   explicit PoolingAttention(PoolingAttentionOptions options);
 
-  // q, k, v [B, H, (cls +) prod(grid), head_dim], already projected.
-  PoolingAttentionOutput forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+  // q, k, v [B, H, (cls +) prod(grid), head_dim], already projected; mask [B, (cls +)
+  // prod(grid)] bool, true = real token (optional). A batch element with no real token at
+  // all gives NaN rows, as softmax does.
+  PoolingAttentionOutput forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                 const at::Tensor& mask = {});
 
-  // Pooling alone ('q', 'k' or 'v'), as forward applies it.
-  at::Tensor pool(const at::Tensor& x, char which) const;
+  // Pooling alone ('q', 'k' or 'v'), as forward applies it (with the same padding rule).
+  at::Tensor pool(const at::Tensor& x, char which, const at::Tensor& mask = {}) const;
 
   const PoolingAttentionOptions& options() const { return options_; }
   const std::vector<std::int64_t>& q_grid() const { return q_grid_; }
@@ -65,8 +83,13 @@ class PoolingAttention : public torch::nn::Module {
     std::vector<std::int64_t> kernel, stride, padding;
     at::Tensor weight, norm_weight, norm_bias;  // conv mode
   };
-  Pool make_pool(const std::string& name, const std::vector<std::int64_t>& stride, std::uint64_t seed);
-  at::Tensor apply_pool(const Pool& p, const at::Tensor& x) const;
+  struct Pooled {
+    at::Tensor x, keep;  // keep: [B, (cls +) pooled tokens] bool, when a mask was given
+  };
+  Pool make_pool(const std::string& name, const std::vector<std::int64_t>& kernel,
+                 const std::vector<std::int64_t>& stride, std::uint64_t seed);
+  Pooled apply_pool(const Pool& p, const at::Tensor& x, const at::Tensor& keep) const;
+  at::Tensor pool_mask(const Pool& p, const at::Tensor& keep) const;
   void add_rel_pos(at::Tensor& attn, const at::Tensor& q_spatial) const;
   at::Tensor axis_logits(const at::Tensor& x, std::size_t axis, std::int64_t y0) const;
 

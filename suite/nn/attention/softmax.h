@@ -11,7 +11,7 @@ namespace lrb {
 // k, v [B, H, Nk, d]; mask [B, Nk] bool (true = real token); key_bias [B, Nk] is added to
 // every query's logits (not differentiated). scale 0 means 1/sqrt(d).
 // Autograd through LibTorch ops: memory O(B*H*Nq*Nk) in training and inference. A batch
-// element with no real key at all gives NaN rows, as torch's softmax does.
+// element with no real key at all gives zero rows (and zero gradients), never NaN.
 at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                              const at::Tensor& mask = {}, double scale = 0, const at::Tensor& key_bias = {});
 

@@ -1,0 +1,134 @@
+#include "suite/core/file_digest.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <optional>
+
+#include "suite/core/errors.h"
+#include "suite/core/sha256.h"
+
+namespace lrb {
+
+namespace {
+
+constexpr std::string_view kMagic = "lrbench-digest 1\n";
+
+struct Header {
+  std::string sha256;
+  std::uint64_t bytes = 0;
+};
+
+// The fields of a header block; nullopt when the block is not one.
+std::optional<Header> parse_header(std::string_view block) {
+  if (block.size() < kDigestBlockBytes || block.substr(0, kMagic.size()) != kMagic) return std::nullopt;
+  std::string_view rest = block.substr(kMagic.size(), kDigestBlockBytes - kMagic.size());
+  const auto line = [&](std::string_view key) -> std::optional<std::string_view> {
+    if (rest.substr(0, key.size()) != key) return std::nullopt;
+    const auto end = rest.find('\n');
+    if (end == std::string_view::npos) return std::nullopt;
+    std::string_view value = rest.substr(key.size(), end - key.size());
+    rest.remove_prefix(end + 1);
+    return value;
+  };
+  Header h;
+  const auto sha = line("sha256 ");
+  if (!sha || sha->size() != 64 || sha->find_first_not_of("0123456789abcdef") != std::string_view::npos)
+    return std::nullopt;
+  h.sha256 = std::string(*sha);
+  const auto bytes = line("bytes ");
+  if (!bytes || bytes->empty()) return std::nullopt;
+  const auto [end, ec] = std::from_chars(bytes->data(), bytes->data() + bytes->size(), h.bytes);
+  if (ec != std::errc() || end != bytes->data() + bytes->size()) return std::nullopt;
+  for (char c : rest)
+    if (c != '\0') return std::nullopt;  // the padding is part of what is checked
+  return h;
+}
+
+std::string header_text(std::string_view body) {
+  return std::string(kMagic) + "sha256 " + sha256_hex(body) + "\nbytes " + std::to_string(body.size()) + "\n";
+}
+
+const std::string kNoDigest =
+    "no whole-file digest (written by an older lrbench, or damaged at its start): it cannot be trusted";
+
+std::string size_problem(std::uint64_t body, const Header& h) {
+  if (body < h.bytes)
+    return "truncated: " + std::to_string(body) + " of the " + std::to_string(h.bytes) +
+           " bytes its digest covers";
+  return "bytes appended after the end: " + std::to_string(body) + " where its digest covers " +
+         std::to_string(h.bytes);
+}
+
+const std::string kMismatch =
+    "checksum error: the file's SHA-256 differs from the digest written with it (bytes changed after it was written)";
+
+}  // namespace
+
+void seal_digest(std::string& bytes) {
+  LRB_CHECK(bytes.size() >= kDigestBlockBytes, "a sealed file reserves its digest block");
+  const std::string header = header_text(std::string_view(bytes).substr(kDigestBlockBytes));
+  LRB_CHECK(header.size() < kDigestBlockBytes, "the digest header fits its block");
+  std::memset(bytes.data(), 0, kDigestBlockBytes);
+  std::memcpy(bytes.data(), header.data(), header.size());
+}
+
+std::string sealed_bytes_problem(std::string_view bytes) {
+  if (bytes.empty()) return "cannot open: empty file";
+  const auto h = parse_header(bytes.substr(0, std::min(bytes.size(), kDigestBlockBytes)));
+  if (!h) return kNoDigest;
+  const std::string_view body = bytes.substr(kDigestBlockBytes);
+  if (body.size() != h->bytes) return size_problem(body.size(), *h);
+  if (sha256_hex(body) != h->sha256) return kMismatch;
+  return "";
+}
+
+std::string digest_problem(const std::filesystem::path& path) {
+  struct ::stat st {};
+  if (::stat(path.c_str(), &st) != 0) return errno == ENOENT ? "missing" : "cannot open: " + std::string(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return "not a regular file";
+  if (st.st_size == 0) return "cannot open: empty file";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "cannot open: " + std::string(std::strerror(errno));
+  std::string block(kDigestBlockBytes, '\0');
+  std::string problem;
+  Sha256 sha;
+  std::uint64_t body = 0;
+  std::size_t got = 0;
+  std::optional<Header> h;
+  std::string buf(1 << 20, '\0');
+  while (true) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      problem = "cannot read: " + std::string(std::strerror(errno));
+      break;
+    }
+    if (n == 0) break;
+    std::string_view chunk(buf.data(), static_cast<std::size_t>(n));
+    if (got < kDigestBlockBytes) {
+      const std::size_t take = std::min(kDigestBlockBytes - got, chunk.size());
+      std::memcpy(block.data() + got, chunk.data(), take);
+      got += take;
+      chunk.remove_prefix(take);
+      if (got == kDigestBlockBytes && !(h = parse_header(block))) {
+        problem = kNoDigest;
+        break;
+      }
+    }
+    sha.update(chunk);
+    body += chunk.size();
+  }
+  ::close(fd);
+  if (!problem.empty()) return problem;
+  if (!h) return kNoDigest;  // shorter than the block
+  if (body != h->bytes) return size_problem(body, *h);
+  if (sha.hex() != h->sha256) return kMismatch;
+  return "";
+}
+
+}  // namespace lrb
