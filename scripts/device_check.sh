@@ -203,7 +203,7 @@ if [ "$device" = cuda ]; then qs_steps=200 qs_seeds=3 qs_train=2000 qs_eval=256 
   printf '[[model]]\nname = "mvit2"\npreset = "tiny"\ndim = 32\n\n[[model]]\nname = "maelre"\npreset = "tiny"\ndim = 32\n'
 } >"$sweeps/quickstart.toml"
 if [ "$device" = cuda ]; then mb_budget=16GiB mb_preset=small mb_max=4096 mb_lens="2048, 4096"
-else mb_budget=256MiB mb_preset=tiny mb_max=64 mb_lens="512, 1024"; fi
+else mb_budget=1GiB mb_preset=tiny mb_max=64 mb_lens="512, 1024"; fi
 cat >"$sweeps/max-batch.toml" <<EOF
 # MAELRE's Table 1: the largest training batch within $mb_budget, at N = $mb_lens.
 [sweep]
@@ -251,16 +251,21 @@ fi
 if step max_batch "MAELRE-$mb_preset largest batch within $mb_budget at N = $mb_lens on $device" \
     "$lrbench" run "$sweeps/max-batch.toml" --out "$out/max-batch"; then
   "$lrbench" report "$out/max-batch" --resamples 1000 --format json -o "$out/max-batch/report.json" >/dev/null 2>&1
-  python3 - "$out/max-batch/report.json" >>"$figures" <<'PY'
+  python3 - "$out/max-batch/report.json" >>"$figures" <<'PY' || {
 import json, sys
+answers = []
 for c in json.load(open(sys.argv[1])).get("cells", []):
     eff = c.get("efficiency", {})
     if "max_batch_in_budget" in eff:
+        answers.append(eff["max_batch_in_budget"]["median"])
         paper = {2048: "the paper reports 180 (16 GB GPU)", 4096: "the paper reports 90 (16 GB GPU)"}.get(c["seq_len"], "CPU fallback: tests the pipeline, not the paper")
         print(f"max batch at N={c['seq_len']}\t{eff['max_batch_in_budget']['median']:.0f}\t{paper}")
     if "peak_bytes" in eff:
         print(f"peak MiB at N={c['seq_len']}, batch 2\t{eff['peak_bytes']['median'] / 2**20:.1f}\tfrom the run's allocator")
+sys.exit(0 if len(answers) == 2 and min(answers) >= 1 else 1)
 PY
+    printf 'max_batch_answer\tfailed\t0\tno answer, or not even one sample fits the budget\n' >>"$steps"; failed=1
+  }
 fi
 
 # ---- 6. determinism -------------------------------------------------------------------
