@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 #include <unistd.h>
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <torch/version.h>
 
 #include <cstdio>
@@ -83,6 +84,28 @@ int set_up_gpu(const MpiSession& mpi, nlohmann::json& provenance) {
   provenance["cuda"] = cuda_versions();
   provenance["determinism"] = determinism;
   return gpu.device_index;
+}
+
+// Every rank's physical GPU, compared across the job (collective: every rank calls it once
+// every rank has its GPU): two ranks on one GPU would measure each other, and a
+// CUDA_VISIBLE_DEVICES given to every rank alike binds them all to one. Returns the
+// problem, identical on every rank, or "".
+std::string gpus_shared_by_ranks(const MpiSession& mpi, const nlohmann::json& provenance) {
+  if (mpi.using_mpi() && mpi.size() > 1) {
+    constexpr int kIdBytes = 256;
+    std::string id = mpi.host() + "/" + provenance.at("gpu").value("pci_bus_id", std::string("?"));
+    id.resize(std::min<std::size_t>(id.size(), kIdBytes - 1));
+    id.resize(kIdBytes, '\0');  // NUL-terminated within its slot
+    std::vector<char> all(static_cast<std::size_t>(kIdBytes) * static_cast<std::size_t>(mpi.size()));
+    LRB_MPI_CHECK(MPI_Allgather(id.data(), kIdBytes, MPI_CHAR, all.data(), kIdBytes, MPI_CHAR, MPI_COMM_WORLD));
+    std::vector<std::string> ids;
+    for (int r = 0; r < mpi.size(); ++r) ids.emplace_back(all.data() + static_cast<std::ptrdiff_t>(r) * kIdBytes);
+    if (const auto shared = shared_gpus(ids); !shared.empty())
+      return fmt::format("ranks share a GPU ({}): give each rank its own (srun --gpus-per-task=1, or as many "
+                         "ranks per node as GPUs with CUDA_VISIBLE_DEVICES unset)",
+                         fmt::join(shared, "; "));
+  }
+  return "";
 }
 
 struct ScanResult {
@@ -294,6 +317,10 @@ int run_sweep(const SweepRunOptions& options) {
       gpu_failed = kExitInternal;
     }
     if (const int code = mpi.max_over_ranks(gpu_failed); code != kExitDone) return code;
+    if (const std::string shared = gpus_shared_by_ranks(mpi, ctx.provenance); !shared.empty()) {
+      if (mpi.rank() == 0) fmt::print(stderr, "lrbench: error: {}\n", shared);
+      return kExitUsage;
+    }
   }
 
   WorkQueue queue(mpi, items, board.get());

@@ -1,8 +1,9 @@
 #include "suite/runtime/gpu_binding.h"
 
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
+#include <map>
 
 #include "suite/core/errors.h"
 
@@ -92,6 +93,19 @@ GpuBinding bind_gpu(const EnvLookup& env, int mpi_local_rank, int mpi_local_size
   b.device_index = b.local.rank;
   b.reason = fmt::format("local rank {} of {} on {} visible GPU(s)", b.local.rank, b.local.size, visible);
   return b;
+}
+
+std::vector<std::string> shared_gpus(const std::vector<std::string>& rank_gpu_ids) {
+  std::map<std::string, std::vector<std::size_t>> ranks_of;
+  for (std::size_t r = 0; r < rank_gpu_ids.size(); ++r) ranks_of[rank_gpu_ids[r]].push_back(r);
+  std::vector<std::string> out;
+  for (const auto& [id, ranks] : ranks_of) {
+    if (ranks.size() < 2) continue;
+    const auto slash = id.find('/');
+    out.push_back(fmt::format("host {} GPU {}: ranks {}", id.substr(0, slash),
+                              slash == std::string::npos ? "?" : id.substr(slash + 1), fmt::join(ranks, ", ")));
+  }
+  return out;
 }
 
 }  // namespace lrb

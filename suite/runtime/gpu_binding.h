@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -44,5 +45,11 @@ struct GpuBinding {
 // devices than ranks on the node: two ranks on one GPU would measure each other.
 GpuBinding bind_gpu(const EnvLookup& env, int mpi_local_rank, int mpi_local_size, int visible,
                     const std::string& host);
+
+// Ranks that ended up on one physical GPU, from each rank's "host/PCI bus id" (in rank
+// order): one line per GPU driven by more than one rank ("host h GPU 0000:3b:00.0: ranks
+// 0, 1"), empty when every rank has its own. Binding by CUDA_VISIBLE_DEVICES alone cannot
+// see another rank's choice; this compares them all.
+std::vector<std::string> shared_gpus(const std::vector<std::string>& rank_gpu_ids);
 
 }  // namespace lrb

@@ -101,6 +101,13 @@ TEST(GpuBinding, RefusesNoDeviceAndSharedDevices) {
   EXPECT_NE(msg.find("2 rank(s) on this node but 1 visible GPU(s)"), std::string::npos) << msg;
 }
 
+TEST(GpuBinding, RanksOnOneGpuAreFound) {
+  EXPECT_TRUE(shared_gpus({"a/0000:3b:00.0", "a/0000:5e:00.0", "b/0000:3b:00.0"}).empty());
+  const auto shared = shared_gpus({"a/0000:3b:00.0", "b/0000:3b:00.0", "a/0000:3b:00.0", "a/0000:3b:00.0"});
+  ASSERT_EQ(shared.size(), 1u);
+  EXPECT_EQ(shared[0], "host a GPU 0000:3b:00.0: ranks 0, 2, 3");
+}
+
 // What a build without the CUDA paths says about them, and what it still does: the
 // determinism settings a GPU run applies are plain LibTorch settings, set and read back here.
 TEST(CudaDevice, ABuildWithoutCudaSaysSoEverywhere) {
