@@ -19,6 +19,8 @@ packages=(
   gnuplot-nox chromium
   # the real data set
   dataset-fashion-mnist
+  # scripts/test_debian13.sh: the Debian 13 root it builds and tests in
+  mmdebstrap
   # reference statistics for fixtures, and h5py for inspecting result files
   python3 python3-numpy python3-scipy python3-statsmodels python3-h5py
 )

@@ -9,11 +9,45 @@
 
 #include "suite/cli/command.h"
 #include "suite/core/environment.h"
+#include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
+#include "suite/core/files.h"
 #include "suite/core/version.h"
+#include "suite/runtime/cuda_device.h"
+#include "suite/runtime/gpu_binding.h"
 
 namespace lrb {
 namespace {
+
+// The CUDA lines: how this lrbench was built, the driver and runtime, every visible GPU,
+// and the one this process would drive as a rank (launcher variables, one GPU per rank).
+void print_cuda() {
+  if (!cuda_compiled()) {
+    fmt::print("CUDA         not built in (LRB_WITH_CUDA off){}\n",
+               at::hasCUDA() ? "; this LibTorch has CUDA: rebuild with -DLRB_WITH_CUDA=ON" : "; this LibTorch is CPU-only");
+    return;
+  }
+  const nlohmann::json v = cuda_versions();
+  fmt::print("CUDA         built in; driver {}, runtime {}, LibTorch built with CUDA {}, cuDNN {}\n",
+             v.value("driver", "?"), v.value("runtime", "?"), v.value("libtorch_cuda", "?"), v.value("cudnn", "?"));
+  const int n = cuda_device_count();
+  if (n == 0) {
+    fmt::print("  no GPU visible (CUDA_VISIBLE_DEVICES={})\n", std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES") : "(unset)");
+    return;
+  }
+  for (int i = 0; i < n; ++i) {
+    const nlohmann::json g = gpu_description(i);
+    fmt::print("  GPU {}      {}, {:.1f} GiB, compute capability {}, {} SMs, PCI {}\n", i, g.at("name").get<std::string>(),
+               g.at("total_memory_bytes").get<double>() / (1024.0 * 1024 * 1024), g.at("compute_capability").get<std::string>(),
+               g.at("multiprocessors").get<int>(), g.at("pci_bus_id").get<std::string>());
+  }
+  try {
+    const GpuBinding b = bind_gpu(process_env(), 0, 1, n, host_name());
+    fmt::print("  this process as a rank would drive GPU {}: {}\n", b.device_index, b.reason);
+  } catch (const UserError& e) {
+    fmt::print("  as a rank: {}\n", e.what());
+  }
+}
 
 int doctor() {
   // A small product makes LibTorch load its BLAS, so the report names the real library.
@@ -33,8 +67,7 @@ int doctor() {
              at::get_num_threads(), at::get_num_interop_threads(), available_cores());
   fmt::print("MPI          {}\n", mpi_library_version());
   fmt::print("HDF5         {}\n", hdf5_library_version());
-  fmt::print("CUDA         {}\n", at::hasCUDA() ? fmt::format("usable, {} device(s)", at::getNumGPUs())
-                                                : std::string("not usable (this LibTorch is CPU-only)"));
+  print_cuda();
   void* nccl = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
   fmt::print("NCCL         {}\n", nccl ? "library found (libnccl.so.2)" : "not found");
   if (nccl) dlclose(nccl);

@@ -25,6 +25,7 @@
 #include "suite/run/metrics.h"
 #include "suite/run/model.h"
 #include "suite/runtime/counting_allocator.h"
+#include "suite/runtime/cuda_device.h"
 #include "suite/runtime/device_memory.h"
 #include "suite/store/results_folder.h"
 #include "suite/store/run_file.h"
@@ -119,9 +120,12 @@ class RunExecution {
                               stop_signal(), state_.step);
     } catch (const std::exception& e) {
       out.status = RunStatus::Failed;
-      out.error = CpuMemoryCounter::budget_hit()
-                      ? fmt::format("memory budget exceeded at step {}: {}", state_.step, error_text(e))
-                      : fmt::format("{} at step {}", error_text(e), state_.step);
+      if (CpuMemoryCounter::budget_hit())
+        out.error = fmt::format("memory budget exceeded at step {}: {}", state_.step, error_text(e));
+      else if (is_device_out_of_memory(e))
+        out.error = fmt::format("device out of memory on {} at step {}: {}", device_.str(), state_.step, error_text(e));
+      else
+        out.error = fmt::format("{} at step {}", error_text(e), state_.step);
     }
     CpuMemoryCounter::set_limit(0);
     CpuMemoryCounter::clear_budget_hit();
@@ -175,6 +179,8 @@ class RunExecution {
 
     const auto budget = train.at("memory_budget").get<std::int64_t>();
     if (budget > 0) CpuMemoryCounter::set_limit(budget);
+    set_device_memory_limit(device_, budget);
+    record_.provenance["memory_source"] = run_memory_source(device_);
     CpuMemoryCounter::clear_budget_hit();
     flops_ = model->flops ? model->flops(run_.model_options(), run_.task_info) : std::nan("");
     build_from_scratch(*model);
@@ -286,11 +292,14 @@ class RunExecution {
 
   // One optimizer step on the samples `idx` (repeated cyclically by the caller when a
   // measurement asks for more than the data holds). Tracks the run's memory peaks.
+  // On a GPU the clock is read only once the device has finished what came before (and,
+  // at the end, the step itself): kernels launch asynchronously.
   StepResult train_step(const std::vector<std::int64_t>& idx, double lr) {
+    synchronize_device(device_);
     const auto t0 = std::chrono::steady_clock::now();
-    const std::int64_t live_before = CpuMemoryCounter::live_bytes();
-    const std::int64_t peak_before = CpuMemoryCounter::peak_bytes();
-    CpuMemoryCounter::reset_peak();
+    const std::int64_t live_before = run_live_bytes(device_);
+    const std::int64_t peak_before = run_peak_bytes(device_);
+    run_reset_peak(device_);
     for (auto& g : optimizer_->param_groups()) g.options().set_lr(lr);
     const at::Tensor index = at::tensor(at::ArrayRef<std::int64_t>(idx), at::kLong);
     const at::Tensor x = data_->train.x.index_select(0, index).to(device_);
@@ -305,8 +314,9 @@ class RunExecution {
       if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
       optimizer_->step();
     }
-    r.peak_bytes = CpuMemoryCounter::peak_bytes() - live_before;
-    CpuMemoryCounter::reset_peak();
+    synchronize_device(device_);
+    r.peak_bytes = run_peak_bytes(device_) - live_before;
+    run_reset_peak(device_);
     state_.peak_bytes = std::max({state_.peak_bytes, peak_before, r.peak_bytes + live_before});
     state_.peak_step_bytes = std::max(state_.peak_step_bytes, r.peak_bytes);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -350,6 +360,7 @@ class RunExecution {
       auto fits = [&](std::int64_t b) {
         if (stop_requested()) throw StopRequested{};
         CpuMemoryCounter::set_limit(budget);
+        set_device_memory_limit(device_, budget);
         bool ok = true;
         try {
           train_step(cyclic_batch(b), lr);
@@ -362,6 +373,8 @@ class RunExecution {
         CpuMemoryCounter::set_limit(0);
         CpuMemoryCounter::clear_budget_hit();
         CpuMemoryCounter::release_free_memory();
+        set_device_memory_limit(device_, 0);
+        release_device_cache(device_);
         c["probe_batch"].push_back(static_cast<double>(b));
         c["probe_fits"].push_back(ok ? 1.0 : 0.0);
         return ok;
@@ -415,7 +428,7 @@ class RunExecution {
       if (ctx_.checkpoint_every > 0 && ctx_.publish && state_.step % ctx_.checkpoint_every == 0 && state_.step < steps)
         save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
     }
-    state_.peak_bytes = std::max(state_.peak_bytes, CpuMemoryCounter::peak_bytes());
+    state_.peak_bytes = std::max(state_.peak_bytes, run_peak_bytes(device_));
   }
 
   void finish_record(const RunOutcome& out, std::chrono::steady_clock::time_point wall_start) {
@@ -486,6 +499,16 @@ class RunExecution {
 
 }  // namespace
 
-RunOutcome execute_run(const RunSpec& run, const RunContext& ctx) { return RunExecution(run, ctx).execute(); }
+RunOutcome execute_run(const RunSpec& run, const RunContext& ctx) {
+  RunOutcome out = RunExecution(run, ctx).execute();
+  // The run's tensors are gone: hand the device's cache back and lift the run's cap, so
+  // the next run starts from an empty device (and an out-of-memory run leaves no debris).
+  if (run.device() == "cuda") {
+    const at::Device device(at::kCUDA, static_cast<c10::DeviceIndex>(ctx.device_index));
+    set_device_memory_limit(device, 0);
+    release_device_cache(device);
+  }
+  return out;
+}
 
 }  // namespace lrb

@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 #include <unistd.h>
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <torch/version.h>
 
 #include <cstdio>
@@ -22,6 +23,8 @@
 #include "suite/run/data_cache.h"
 #include "suite/run/runner.h"
 #include "suite/runtime/counting_allocator.h"
+#include "suite/runtime/cuda_device.h"
+#include "suite/runtime/gpu_binding.h"
 #include "suite/store/results_folder.h"
 #include "suite/store/run_file.h"
 
@@ -67,6 +70,42 @@ nlohmann::json job_provenance(const MpiSession& mpi, const SweepSpec& spec, int 
   // Which GPUs this rank could see (Slurm's --gpus-per-task binding sets it per task).
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) j["cuda_visible_devices"] = v;
   return j;
+}
+
+// Binds this rank to its GPU (gpu_binding.h), applies the settings that make matched
+// seeds repeat on it, and records both with the GPU's description. Returns the device.
+int set_up_gpu(const MpiSession& mpi, nlohmann::json& provenance) {
+  const nlohmann::json determinism = apply_cuda_determinism();
+  const GpuBinding gpu = bind_gpu(process_env(), mpi.local_rank(), mpi.local_size(), cuda_device_count(), mpi.host());
+  use_cuda_device(gpu.device_index);
+  nlohmann::json description = gpu_description(gpu.device_index);
+  description["binding"] = gpu.to_json();
+  provenance["gpu"] = description;
+  provenance["cuda"] = cuda_versions();
+  provenance["determinism"] = determinism;
+  return gpu.device_index;
+}
+
+// Every rank's physical GPU, compared across the job (collective: every rank calls it once
+// every rank has its GPU): two ranks on one GPU would measure each other, and a
+// CUDA_VISIBLE_DEVICES given to every rank alike binds them all to one. Returns the
+// problem, identical on every rank, or "".
+std::string gpus_shared_by_ranks(const MpiSession& mpi, const nlohmann::json& provenance) {
+  if (mpi.using_mpi() && mpi.size() > 1) {
+    constexpr int kIdBytes = 256;
+    std::string id = mpi.host() + "/" + provenance.at("gpu").value("pci_bus_id", std::string("?"));
+    id.resize(std::min<std::size_t>(id.size(), kIdBytes - 1));
+    id.resize(kIdBytes, '\0');  // NUL-terminated within its slot
+    std::vector<char> all(static_cast<std::size_t>(kIdBytes) * static_cast<std::size_t>(mpi.size()));
+    LRB_MPI_CHECK(MPI_Allgather(id.data(), kIdBytes, MPI_CHAR, all.data(), kIdBytes, MPI_CHAR, MPI_COMM_WORLD));
+    std::vector<std::string> ids;
+    for (int r = 0; r < mpi.size(); ++r) ids.emplace_back(all.data() + static_cast<std::ptrdiff_t>(r) * kIdBytes);
+    if (const auto shared = shared_gpus(ids); !shared.empty())
+      return fmt::format("ranks share a GPU ({}): give each rank its own (srun --gpus-per-task=1, or as many "
+                         "ranks per node as GPUs with CUDA_VISIBLE_DEVICES unset)",
+                         fmt::join(shared, "; "));
+  }
+  return "";
 }
 
 struct ScanResult {
@@ -265,7 +304,24 @@ int run_sweep(const SweepRunOptions& options) {
   ctx.checkpoint_every = spec.sweep.checkpoint_every;
   ctx.provenance = job_provenance(mpi, spec, threads, shard);
   ctx.data_cache = data_cache_folder_from(options.data_cache);
-  if (spec.sweep.device == "cuda") ctx.device_index = mpi.local_rank() % std::max<int>(1, at::getNumGPUs());
+  if (spec.sweep.device == "cuda") {
+    // One GPU per rank, bound before any CUDA work; a rank that cannot have one stops the job.
+    int gpu_failed = kExitDone;
+    try {
+      ctx.device_index = set_up_gpu(mpi, ctx.provenance);
+    } catch (const UserError& e) {
+      fmt::print(stderr, "lrbench: error: {}\n", e.what());
+      gpu_failed = kExitUsage;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "lrbench: {}: {}\n", mpi.label(), e.what());
+      gpu_failed = kExitInternal;
+    }
+    if (const int code = mpi.max_over_ranks(gpu_failed); code != kExitDone) return code;
+    if (const std::string shared = gpus_shared_by_ranks(mpi, ctx.provenance); !shared.empty()) {
+      if (mpi.rank() == 0) fmt::print(stderr, "lrbench: error: {}\n", shared);
+      return kExitUsage;
+    }
+  }
 
   WorkQueue queue(mpi, items, board.get());
   std::optional<std::pair<std::int64_t, ItemOutcome>> previous;

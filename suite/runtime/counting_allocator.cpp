@@ -7,6 +7,8 @@
 
 #include <mutex>
 
+#include "suite/runtime/torch_compat.h"
+
 namespace lrb {
 namespace {
 
@@ -43,9 +45,9 @@ void free_counted(void* data) {
   c10::free_cpu(h);
 }
 
-class CountingAllocator final : public c10::Allocator {
+class CountingAllocator final : public torch_compat::AllocatorBase {
  public:
-  c10::DataPtr allocate(size_t n) const override {
+  c10::DataPtr allocate_block(size_t n) const override {
     const auto bytes = static_cast<std::int64_t>(n);
     const std::int64_t limit = g_limit.load(std::memory_order_relaxed);
     if (limit > 0) {

@@ -2,13 +2,27 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cstring>
+
+#include "suite/runtime/counting_allocator.h"
 
 #ifdef LRB_WITH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime_api.h>
+
+#include "suite/runtime/torch_compat_cuda.h"
 #endif
 
 namespace lrb {
+
+#ifdef LRB_WITH_CUDA
+namespace {
+c10::cuda::CUDACachingAllocator::DeviceStats stats_of(const c10::Device& device) {
+  return c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+}
+}  // namespace
+#endif
 
 void reset_device_peak(const c10::Device& device) {
 #ifdef LRB_WITH_CUDA
@@ -20,14 +34,44 @@ void reset_device_peak(const c10::Device& device) {
 
 std::int64_t device_peak_bytes(const c10::Device& device) {
 #ifdef LRB_WITH_CUDA
+  if (device.is_cuda()) return stats_of(device).allocated_bytes[torch_compat::kAggregateStat].peak;
+#else
+  (void)device;
+#endif
+  return -1;
+}
+
+std::int64_t device_live_bytes(const c10::Device& device) {
+#ifdef LRB_WITH_CUDA
+  if (device.is_cuda()) return stats_of(device).allocated_bytes[torch_compat::kAggregateStat].current;
+#else
+  (void)device;
+#endif
+  return -1;
+}
+
+std::int64_t device_total_bytes(const c10::Device& device) {
+#ifdef LRB_WITH_CUDA
   if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-    return stats.allocated_bytes[static_cast<std::size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)].peak;
+    std::size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) == cudaSuccess) return static_cast<std::int64_t>(total);
   }
 #else
   (void)device;
 #endif
   return -1;
+}
+
+void set_device_memory_limit(const c10::Device& device, std::int64_t bytes) {
+#ifdef LRB_WITH_CUDA
+  if (!device.is_cuda()) return;
+  const std::int64_t total = device_total_bytes(device);
+  const double fraction = bytes <= 0 || total <= 0 ? 1.0 : std::min(1.0, static_cast<double>(bytes) / static_cast<double>(total));
+  c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, device.index());
+#else
+  (void)device;
+  (void)bytes;
+#endif
 }
 
 void release_device_cache(const c10::Device& device) {
@@ -43,6 +87,20 @@ bool is_device_out_of_memory(const std::exception& e) {
   // "CUDA out of memory" (c10::OutOfMemoryError in later releases).
   const auto* c10e = dynamic_cast<const c10::Error*>(&e);
   return c10e && std::strstr(c10e->what_without_backtrace(), "out of memory") != nullptr;
+}
+
+std::int64_t run_live_bytes(const c10::Device& device) {
+  return device.is_cuda() ? device_live_bytes(device) : CpuMemoryCounter::live_bytes();
+}
+std::int64_t run_peak_bytes(const c10::Device& device) {
+  return device.is_cuda() ? device_peak_bytes(device) : CpuMemoryCounter::peak_bytes();
+}
+void run_reset_peak(const c10::Device& device) {
+  if (device.is_cuda()) reset_device_peak(device);
+  else CpuMemoryCounter::reset_peak();
+}
+std::string run_memory_source(const c10::Device& device) {
+  return device.is_cuda() ? "CUDA caching allocator (allocated bytes)" : "lrbench counting CPU allocator";
 }
 
 }  // namespace lrb

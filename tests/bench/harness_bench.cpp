@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include <ATen/Parallel.h>
+#include <unistd.h>
 
 #include <filesystem>
 

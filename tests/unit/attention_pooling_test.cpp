@@ -151,6 +151,7 @@ void check(PoolingAttentionOptions o, std::int64_t B, const at::Tensor& mask = {
     }
     ref.p[item.key()] = item.value().detach().to(at::kDouble);
   }
+  module.to(test_device());
   const auto in = random_qkv(B, o.heads, N, o.head_dim);
   at::Tensor query_keep;
   if (mask.defined()) {

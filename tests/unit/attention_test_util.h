@@ -3,12 +3,14 @@
 // reference in float64 from the same inputs, compare with the relative error
 //   rel(a, b) = max|a - b| / max|b|   (b the float64 reference).
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>  // at::NoGradGuard (ATen.h no longer brings it in LibTorch 2.x)
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <string>
 
 namespace lrb::test {
 
@@ -21,21 +23,29 @@ inline double rel_error(const at::Tensor& a, const at::Tensor& b) {
   return denom > 0 ? num / denom : num;
 }
 
+// The device the kernels under test run on: LRB_TEST_DEVICE ("cuda", "cuda:1";
+// scripts/device_check.sh sets it), else the CPU. The float64 reference runs on the CPU.
+inline at::Device test_device() {
+  const char* d = std::getenv("LRB_TEST_DEVICE");
+  return d && *d ? at::Device(std::string(d)) : at::Device(at::kCPU);
+}
+
 using Kernel = std::function<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&)>;
 
 struct Outputs {
   at::Tensor out, dq, dk, dv;
 };
 
-// Runs `fn` on copies of q, k, v in `dtype` and back-propagates `upstream`.
+// Runs `fn` on copies of q, k, v in `dtype` on `device` and back-propagates `upstream`;
+// the results come back to the CPU.
 inline Outputs run(const Kernel& fn, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                   const at::Tensor& upstream, at::ScalarType dtype) {
-  at::Tensor qq = q.detach().to(dtype).requires_grad_(true);
-  at::Tensor kk = k.detach().to(dtype).requires_grad_(true);
-  at::Tensor vv = v.detach().to(dtype).requires_grad_(true);
+                   const at::Tensor& upstream, at::ScalarType dtype, at::Device device = at::kCPU) {
+  at::Tensor qq = q.detach().to(device, dtype).requires_grad_(true);
+  at::Tensor kk = k.detach().to(device, dtype).requires_grad_(true);
+  at::Tensor vv = v.detach().to(device, dtype).requires_grad_(true);
   const at::Tensor out = fn(qq, kk, vv);
-  out.backward(upstream.to(dtype));
-  return {out.detach(), qq.grad(), kk.grad(), vv.grad()};
+  out.backward(upstream.to(device, dtype));
+  return {out.detach().cpu(), qq.grad().cpu(), kk.grad().cpu(), vv.grad().cpu()};
 }
 
 // Dense attention over an explicit pattern in whatever dtype the inputs have: allowed is a
@@ -65,7 +75,7 @@ inline void expect_matches(const Kernel& kernel, const Kernel& reference, const 
   at::Tensor row_keep = query_keep.defined() ? query_keep.to(at::kDouble).view({B, 1, Nq, 1})
                                              : at::ones({1}, at::kDouble);
   upstream = upstream * row_keep;
-  const Outputs got = run(kernel, q, k, v, upstream, at::kFloat);
+  const Outputs got = run(kernel, q, k, v, upstream, at::kFloat, test_device());
   const Outputs want = run(reference, q, k, v, upstream, at::kDouble);
   if (std::getenv("LRB_TEST_VERBOSE"))
     std::printf("rel errors: out %.3g dq %.3g dk %.3g dv %.3g\n", rel_error(got.out * row_keep, want.out * row_keep),

@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# The GPU check: runs unattended on a Linux x86-64 machine with NVIDIA GPU(s), nvcc, CMake,
+# Ninja and Python with a CUDA PyTorch 2.x, and NO package access. Copy the source tree
+# there together with build/device-debs/ (made here by scripts/device_packages.sh), then:
+#
+#   OUT=/some/folder scripts/device_check.sh      # summary.json, summary.md, logs in $OUT
+#
+# Within 10 minutes (LRB_DEVICE_CHECK_SECONDS) it
+#  1. unpacks the Debian 12 .debs (HDF5, Open MPI, toml++, CLI11, nlohmann-json, fmt, spdlog,
+#     Boost, GoogleTest) into a private prefix (dpkg -x, or ar + tar), checking SHA256SUMS;
+#  2. builds lrbench with -DLRB_WITH_CUDA=ON against PyTorch's LibTorch
+#     (torch.utils.cmake_prefix_path). The C++ ABI: PyTorch wheels before 2.7 use the old
+#     std::string ABI (torch._C._GLIBCXX_USE_CXX11_ABI = False), Debian's C++ libraries the
+#     new one; TorchConfig puts its -D_GLIBCXX_USE_CXX11_ABI on everything that links torch,
+#     and cmake/cxx_abi.cmake then uses fmt, spdlog and toml++ header-only and builds
+#     GoogleTest from its sources, so nothing compiled with the other ABI is linked. The
+#     ABI Python reports is checked against the one CMake found;
+#  3. runs every attention kernel test on the GPU against its float64 reference on the CPU
+#     (LRB_TEST_DEVICE=cuda), and the model tests;
+#  4. the quickstart sweep on the GPU (5 models x 3 seeds, ListOps-256) and its report;
+#  5. the MAELRE memory study: the largest training batch within 16 GiB held by the CUDA
+#     caching allocator, at N = 2048 and 4096 (the paper reports 180 and 90);
+#  6. a matched-seed determinism check: the same sweep twice, identical per-seed losses;
+#  7. with two or more GPUs, a 2-rank sweep under the prefix's mpirun, one GPU per rank.
+#     Data-parallel runs (one run over several GPUs) are not implemented yet: reported so.
+# Every step is recorded (ok / failed / not run, with why) with its figures.
+#
+# LRB_DEVICE_CHECK_CPU=1 runs the same steps on the CPU, with small sizes (CI does, with
+# LRB_DEVICE_CHECK_REUSE_BUILD=build to reuse scripts/test.sh's build and only configure
+# against the prefix): it tests everything but the GPU itself. Exit code: 0 when every
+# step that ran passed, 1 otherwise.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+src=$PWD
+cpu=${LRB_DEVICE_CHECK_CPU:-0}
+budget=${LRB_DEVICE_CHECK_SECONDS:-600}
+started=$(date +%s)
+out=${OUT:-$src/device-check-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$out" || { echo "device_check: cannot create $out" >&2; exit 1; }
+out=$(cd "$out" && pwd)
+exec > >(tee "$out/device_check.log") 2>&1
+debs=${LRB_DEVICE_DEBS:-$src/build/device-debs}
+prefix=${LRB_DEVICE_PREFIX:-$src/build/device-prefix}
+reuse=${LRB_DEVICE_CHECK_REUSE_BUILD:-}
+jobs=${LRB_JOBS:-$(nproc)}
+if [ "$cpu" = 1 ]; then device=cpu; build=${LRB_DEVICE_CHECK_BUILD:-$src/build/device-check-cpu}
+else device=cuda; build=${LRB_DEVICE_CHECK_BUILD:-$src/build/device-check}; fi
+echo "device_check: mode $device, summary in $out (started $(date -u +%FT%TZ) on $(hostname))"
+
+steps=$out/steps.tsv
+figures=$out/figures.tsv
+printf 'step\tstatus\tseconds\tdetail\n' >"$steps"
+printf 'name\tvalue\tnote\n' >"$figures"
+failed=0
+figure() { printf '%s\t%s\t%s\n' "$1" "$2" "${3:-}" >>"$figures"; }
+remaining() { echo $(( budget - ($(date +%s) - started) )); }
+# step NAME DETAIL CMD...: runs CMD within the time left, records ok / failed and seconds.
+step() {
+  local name=$1 detail=$2; shift 2
+  local left; left=$(remaining)
+  if [ "$left" -le 5 ]; then
+    printf '%s\tnot run\t0\tno time left of %s s\n' "$name" "$budget" >>"$steps"; failed=1
+    echo "device_check: $name: NOT RUN (no time left)"; return 1
+  fi
+  echo "device_check: === $name ($detail; $left s left)"
+  local t0; t0=$(date +%s)
+  # Shell functions bound their own commands by the time left (timeout runs programs only).
+  if declare -F "$1" >/dev/null; then "$@" >"$out/$name.log" 2>&1
+  else timeout --kill-after=10 "$left" "$@" >"$out/$name.log" 2>&1; fi
+  local rc=$?
+  local secs=$(( $(date +%s) - t0 ))
+  if [ "$rc" -eq 0 ]; then
+    printf '%s\tok\t%s\t%s\n' "$name" "$secs" "$detail" >>"$steps"; echo "device_check: $name: ok ($secs s)"
+  else
+    printf '%s\tfailed\t%s\t%s (exit %s; log %s.log)\n' "$name" "$secs" "$detail" "$rc" "$name" >>"$steps"; failed=1
+    echo "device_check: $name: FAILED with exit $rc after $secs s; last lines of $out/$name.log:"; tail -15 "$out/$name.log"
+  fi
+  return "$rc"
+}
+not_run() { printf '%s\tnot run\t0\t%s\n' "$1" "$2" >>"$steps"; echo "device_check: $1: not run: $2"; }
+
+write_summary() {
+  python3 - "$out" "$device" "$(( $(date +%s) - started ))" <<'PY'
+import csv, json, sys, os
+out, device, seconds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+read = lambda f: list(csv.DictReader(open(os.path.join(out, f)), delimiter="\t"))
+steps, figures = read("steps.tsv"), read("figures.tsv")
+summary = {"device": device, "seconds": seconds, "ok": all(s["status"] == "ok" for s in steps if s["status"] != "not run"),
+           "steps": steps, "figures": {f["name"]: {"value": f["value"], "note": f["note"]} for f in figures},
+           "note": "GPU figures come from a real GPU only when device is cuda; device cpu is the CPU fallback"}
+json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
+with open(os.path.join(out, "summary.md"), "w") as md:
+    md.write(f"# lrbench device check ({device}, {seconds} s)\n\n| step | status | seconds | detail |\n| --- | --- | ---: | --- |\n")
+    for s in steps: md.write(f"| {s['step']} | {s['status']} | {s['seconds']} | {s['detail']} |\n")
+    md.write("\n| figure | value | note |\n| --- | --- | --- |\n")
+    for f in figures: md.write(f"| {f['name']} | {f['value']} | {f['note']} |\n")
+PY
+}
+trap 'write_summary; echo "device_check: summary: $out/summary.md, $out/summary.json"' EXIT
+
+# ---- 1. unpack the packages into the prefix ------------------------------------------
+unpack() {
+  [ -f "$debs/SHA256SUMS" ] || { echo "no $debs/SHA256SUMS: run scripts/device_packages.sh where packages can be had"; return 1; }
+  (cd "$debs" && sha256sum --quiet -c SHA256SUMS) || { echo "a package in $debs does not match SHA256SUMS"; return 1; }
+  rm -rf "$prefix.tmp" && mkdir -p "$prefix.tmp"
+  local deb
+  for deb in "$debs"/*.deb; do
+    if command -v dpkg-deb >/dev/null; then dpkg-deb -x "$deb" "$prefix.tmp" || return 1
+    else  # no dpkg on the GPU machine: a .deb is an ar archive holding data.tar.*
+      local t; t=$(mktemp -d)
+      (cd "$t" && ar x "$deb" && tar -xf data.tar.* -C "$prefix.tmp") || return 1
+      rm -rf "$t"
+    fi
+  done
+  # Absolute symlinks point into the host's /usr: point them into the prefix instead.
+  find "$prefix.tmp" -type l -lname '/*' | while read -r l; do ln -sfn "$prefix$(readlink "$l")" "$l"; done
+  # Links that Debian's maintainer scripts make (update-alternatives), used below. Open MPI's
+  # wrapper (mpicxx) and mpirun find everything else through OPAL_PREFIX.
+  ln -sfn mpirun.openmpi "$prefix.tmp/usr/bin/mpirun"
+  rm -rf "$prefix" && mv "$prefix.tmp" "$prefix"
+  du -sh "$prefix"
+}
+step unpack "$(ls "$debs"/*.deb 2>/dev/null | wc -l) .debs from $debs into $prefix" unpack || exit 1
+figure debs_mib "$(du -sm "$debs" | cut -f1)" "size of the package folder (limit 60)"
+libdir=$prefix/usr/lib/x86_64-linux-gnu
+export LD_LIBRARY_PATH=$libdir:$libdir/openmpi/lib:$libdir/hdf5/serial${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export OPAL_PREFIX=$prefix/usr PATH=$prefix/usr/bin:$PATH
+
+# ---- 2. LibTorch and the build --------------------------------------------------------
+torch_info=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path, torch.__version__, torch.version.cuda, int(torch._C._GLIBCXX_USE_CXX11_ABI), torch.cuda.device_count())' 2>/dev/null)
+if [ -n "$torch_info" ]; then
+  read -r torch_cmake torch_version torch_cuda torch_abi gpus <<<"$torch_info"
+  torch_dir=$torch_cmake/Torch
+elif [ "$cpu" = 1 ] && [ -f /usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfig.cmake ]; then
+  torch_dir=/usr/lib/x86_64-linux-gnu/cmake/Torch torch_version=debian torch_cuda=None torch_abi=1 gpus=0
+else
+  echo "device_check: no PyTorch: python3 -c 'import torch' failed" >&2; not_run build "no PyTorch in python3"; exit 1
+fi
+figure torch "$torch_version (CUDA $torch_cuda, C++11 ABI $torch_abi)" "$torch_dir"
+figure gpus "$gpus" "torch.cuda.device_count()"
+if [ "$device" = cuda ] && [ "$gpus" -lt 1 ]; then not_run build "no GPU visible to PyTorch"; exit 1; fi
+
+cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DLRB_BUILD_BENCHMARKS=OFF
+  -DCMAKE_PREFIX_PATH="$prefix/usr;$libdir/cmake"
+  -DMPI_CXX_COMPILER="$prefix/usr/bin/mpicxx.openmpi" -DMPI_CXX_SKIP_MPICXX=ON
+  -DHDF5_ROOT="$prefix/usr" -DHDF5_C_INCLUDE_DIR="$prefix/usr/include/hdf5/serial"
+  -DHDF5_hdf5_LIBRARY_RELEASE="$libdir/hdf5/serial/libhdf5.so" -DHDF5_NO_FIND_PACKAGE_CONFIG_FILE=ON
+  -DOPENSSL_ROOT_DIR="$prefix/usr" -DZLIB_ROOT="$prefix/usr" -DBoost_NO_SYSTEM_PATHS=ON -DBOOST_ROOT="$prefix/usr"
+  -DLRB_GTEST_SOURCE_DIR="$prefix/usr/src/googletest")
+if [ "$device" = cuda ]; then cmake_args+=(-DLRB_WITH_CUDA=ON); else cmake_args+=(-DLRB_HEADER_ONLY_DEPS=ON); fi
+configure() {
+  cmake -S "$src" -B "$1" "${cmake_args[@]}" || return 1
+  # Every dependency but LibTorch (and the C/C++ runtime) must come from the prefix.
+  local bad
+  bad=$(grep -E '^((fmt|spdlog|tomlplusplus|nlohmann_json|CLI11|Boost|GTest)_DIR|HDF5_C_INCLUDE_DIR|HDF5_hdf5_LIBRARY_RELEASE|MPI_mpi_LIBRARY|MPI_CXX_HEADER_DIR|OPENSSL_INCLUDE_DIR|ZLIB_INCLUDE_DIR):[A-Z]+=' "$1/CMakeCache.txt" \
+        | grep -v "=$prefix" | grep -v -- '-NOTFOUND$' || true)
+  if [ -n "$bad" ]; then echo "found outside the prefix $prefix:"; echo "$bad"; return 1; fi
+  grep -E 'LRB_HEADER_ONLY_DEPS|LRB_WITH_CUDA' "$1/CMakeCache.txt"
+}
+if [ -n "$reuse" ]; then
+  # CI: the tests below run on scripts/test.sh's build; the prefix is checked by a configure.
+  rm -rf "$build-configure"
+  step configure "configure against the prefix (header-only deps), build reused from $reuse" configure "$build-configure"
+  build=$reuse
+else
+  step configure "LibTorch $torch_version, ABI $torch_abi" configure "$build" &&
+    step build "lrbench and lrb_tests, -j $jobs" cmake --build "$build" -j "$jobs" --target lrbench lrb_tests || exit 1
+  build_abi=1
+  grep -q '_GLIBCXX_USE_CXX11_ABI=0' "$build/compile_commands.json" && build_abi=0
+  figure cxx11_abi "PyTorch $torch_abi, build $build_abi" "torch._C._GLIBCXX_USE_CXX11_ABI against the build's flags: must agree"
+  if [ "$build_abi" != "$torch_abi" ]; then
+    echo "device_check: the build's C++ ABI ($build_abi) is not PyTorch's ($torch_abi)"
+    printf 'cxx11_abi\tfailed\t0\tPyTorch %s, build %s\n' "$torch_abi" "$build_abi" >>"$steps"; failed=1
+  fi
+fi
+lrbench=$build/lrbench
+tests=$build/tests/lrb_tests
+step doctor "lrbench doctor" "$lrbench" doctor && sed -n '/^CUDA/,/^NCCL/p' "$out/doctor.log" | head -12
+
+# ---- 3. kernel and model tests --------------------------------------------------------
+test_env=()
+[ "$device" = cuda ] && test_env=(LRB_TEST_DEVICE=cuda)
+step kernel_tests "every attention kernel on $device against the float64 reference" \
+  env "${test_env[@]}" "$tests" --gtest_filter='Attention*:-AttentionMemory*' --gtest_brief=1
+no_tests() { grep -q '^\[  PASSED  \] 0 tests' "$out/$1.log" && { echo "device_check: $1 ran no test"; sed -i "s/^$1\tok\t/$1\tfailed\t/" "$steps"; failed=1; }; }
+no_tests kernel_tests
+figure kernel_tests "$(grep -E '^\[  (PASSED|FAILED)  \]' "$out/kernel_tests.log" | tr '\n' ' ')" "LRB_TEST_DEVICE=$device"
+step model_tests "model contract tests (CPU tensors; the models run on $device in the sweeps below)" \
+  "$tests" --gtest_filter='Model*' --gtest_brief=1
+no_tests model_tests
+figure model_tests "$(grep -E '^\[  (PASSED|FAILED)  \]' "$out/model_tests.log" | tr '\n' ' ')" ""
+
+# ---- sweeps ---------------------------------------------------------------------------
+sweeps=$out/sweeps
+mkdir -p "$sweeps"
+if [ "$device" = cuda ]; then qs_steps=200 qs_seeds=3 qs_train=2000 qs_eval=256 qs_every=100; else qs_steps=12 qs_seeds=1 qs_train=200 qs_eval=64 qs_every=6; fi
+{
+  printf '[sweep]\nname = "device-quickstart"\nseeds = %s\nbase_seed = 1\ndevice = "%s"\nthreads = %s\n\n' "$qs_seeds" "$device" "$([ "$device" = cuda ] && echo 4 || echo 1)"
+  printf '[train]\nsteps = %s\nbatch_size = 16\nlr = 2e-3\nwarmup_steps = 2\neval_every = %s\neval_size = %s\n\n' "$qs_steps" "$qs_every" "$qs_eval"
+  printf '[[task]]\nname = "listops"\nseq_len = 256\ntrain_size = %s\n\n' "$qs_train"
+  printf '[[model]]\nname = "transformer"\ndim = 64\ndepth = 2\nheads = 4\n\n[[model]]\nname = "longformer"\ndim = 64\ndepth = 2\nheads = 4\nwindow = 32\n\n'
+  printf '[[model]]\nname = "bigbird"\ndim = 64\ndepth = 2\nheads = 4\nblock = 16\nrandom_blocks = 2\n\n'
+  printf '[[model]]\nname = "mvit2"\npreset = "tiny"\ndim = 32\n\n[[model]]\nname = "maelre"\npreset = "tiny"\ndim = 32\n'
+} >"$sweeps/quickstart.toml"
+if [ "$device" = cuda ]; then mb_budget=16GiB mb_preset=small mb_max=4096 mb_lens="2048, 4096"
+else mb_budget=1GiB mb_preset=tiny mb_max=64 mb_lens="512, 1024"; fi
+cat >"$sweeps/max-batch.toml" <<EOF
+# MAELRE's Table 1: the largest training batch within $mb_budget, at N = $mb_lens.
+[sweep]
+name = "device-max-batch"
+seeds = 1
+base_seed = 5
+device = "$device"
+threads = $([ "$device" = cuda ] && echo 4 || echo 1)
+
+[train]
+batch_size = 2
+
+[measure]
+budget = "$mb_budget"
+max_batch = $mb_max
+steps = 1
+
+[[task]]
+name = "retrieval"
+seq_len = [$mb_lens]
+train_size = 4
+
+[[model]]
+name = "maelre"
+preset = "$mb_preset"
+EOF
+sed -e 's/name = "device-quickstart"/name = "device-determinism"/' -e 's/^seeds = .*/seeds = 1/' "$sweeps/quickstart.toml" >"$sweeps/determinism.toml"
+
+# ---- 4. quickstart --------------------------------------------------------------------
+if step quickstart "quickstart sweep on $device" "$lrbench" run "$sweeps/quickstart.toml" --out "$out/quickstart"; then
+  "$lrbench" report "$out/quickstart" --resamples 1000 --format md -o "$out/quickstart/report.md" >/dev/null 2>&1
+  "$lrbench" report "$out/quickstart" --resamples 1000 --format json -o "$out/quickstart/report.json" >/dev/null 2>&1
+  python3 - "$out/quickstart/report.json" >>"$figures" <<'PY'
+import json, sys
+for c in json.load(open(sys.argv[1])).get("cells", []):
+    s = c.get("setting") or {}
+    print(f"quickstart {c['model']} accuracy\t{c['mean']}\tmean over {c['n']} seed(s), chance {c.get('chance')}")
+    eff = c.get("efficiency", {})
+    if "step_seconds_median" in eff: print(f"quickstart {c['model']} step seconds\t{eff['step_seconds_median']['median']}\tmedian")
+    if "peak_bytes" in eff: print(f"quickstart {c['model']} peak MiB\t{eff['peak_bytes']['median'] / 2**20:.1f}\tmedian")
+PY
+fi
+
+# ---- 5. MAELRE memory study -----------------------------------------------------------
+if step max_batch "MAELRE-$mb_preset largest batch within $mb_budget at N = $mb_lens on $device" \
+    "$lrbench" run "$sweeps/max-batch.toml" --out "$out/max-batch"; then
+  "$lrbench" report "$out/max-batch" --resamples 1000 --format json -o "$out/max-batch/report.json" >/dev/null 2>&1
+  python3 - "$out/max-batch/report.json" >>"$figures" <<'PY' || {
+import json, sys
+answers = []
+for c in json.load(open(sys.argv[1])).get("cells", []):
+    eff = c.get("efficiency", {})
+    if "max_batch_in_budget" in eff:
+        answers.append(eff["max_batch_in_budget"]["median"])
+        paper = {2048: "the paper reports 180 (16 GB GPU)", 4096: "the paper reports 90 (16 GB GPU)"}.get(c["seq_len"], "CPU fallback: tests the pipeline, not the paper")
+        print(f"max batch at N={c['seq_len']}\t{eff['max_batch_in_budget']['median']:.0f}\t{paper}")
+    if "peak_bytes" in eff:
+        print(f"peak MiB at N={c['seq_len']}, batch 2\t{eff['peak_bytes']['median'] / 2**20:.1f}\tfrom the run's allocator")
+sys.exit(0 if len(answers) == 2 and min(answers) >= 1 else 1)
+PY
+    printf 'max_batch_answer\tfailed\t0\tno answer, or not even one sample fits the budget\n' >>"$steps"; failed=1
+  }
+fi
+
+# ---- 6. determinism -------------------------------------------------------------------
+same_runs() {
+  timeout "$(remaining)" "$lrbench" run "$sweeps/determinism.toml" --out "$out/determinism/a" &&
+    timeout "$(remaining)" "$lrbench" run "$sweeps/determinism.toml" --out "$out/determinism/b" || return 1
+  local m side
+  for m in train_loss eval_loss accuracy; do
+    for side in a b; do
+      "$lrbench" report "$out/determinism/$side" --metric "$m" --resamples 200 --format json -o "$out/determinism/$side-$m.json" || return 1
+    done
+  done
+  python3 - "$out/determinism" <<'PY'
+import json, sys
+d, differ, n = sys.argv[1], 0, 0
+for m in ("train_loss", "eval_loss", "accuracy"):
+    val = lambda side: {(c["model"], json.dumps(c.get("setting"), sort_keys=True), v["seed"]): v["value"]
+                        for c in json.load(open(f"{d}/{side}-{m}.json"))["cells"] for v in c["values"]}
+    a, b = val("a"), val("b")
+    if a.keys() != b.keys(): print(f"{m}: different runs"); differ += 1
+    for k in a:
+        n += 1
+        if a[k] != b.get(k): print(f"{m} {k}: {a[k]!r} != {b.get(k)!r}"); differ += 1
+print(f"{n} values compared, {differ} differ")
+sys.exit(1 if differ or n == 0 else 0)
+PY
+}
+step determinism "the same sweep twice on $device: per-seed train loss, eval loss and accuracy bit-identical" same_runs
+figure determinism "$(tail -1 "$out/determinism.log")" "python float equality of the stored doubles"
+
+# ---- 7. two GPUs ----------------------------------------------------------------------
+if [ "$device" = cpu ] || [ "${gpus:-0}" -ge 2 ]; then
+  step two_ranks "2 ranks under the prefix's mpirun, one $device each, sharing the determinism sweep's runs" \
+    mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 "$lrbench" run "$sweeps/determinism.toml" --out "$out/two-ranks"
+else
+  not_run two_ranks "one GPU only"
+fi
+not_run data_parallel "data-parallel runs (ranks_per_run) are not implemented yet"
+
+echo "device_check: done in $(( $(date +%s) - started )) s; failed=$failed"
+exit "$failed"
