@@ -97,6 +97,21 @@ TEST(AttentionTala, EveryFormMatchesTheReference) {
   }
 }
 
+TEST(AttentionTala, RelativeFormsAgreeAcrossBandBlocksAndShortInputs) {
+  // The band is computed in blocks of 64 queries: lengths around and beyond a block, windows
+  // longer than the input.
+  at::manual_seed(77);
+  for (const std::int64_t N : {1, 3, 64, 65, 150})
+    for (const std::int64_t w : {1, 5, 70}) {
+      const auto in = random_qkv(2, 2, N, 3);
+      const at::Tensor g = tala_random_bias(TalaBias::Relative, 2, N, w, 0.5, static_cast<std::uint64_t>(N + w));
+      const at::Tensor want = reference(in.q, in.k, in.v, {}, reference_mask(TalaBias::Relative, g, 2, N), false);
+      for (const auto form : {TalaForm::Parallel, TalaForm::Recurrent, TalaForm::Chunkwise})
+        EXPECT_LT(rel_error(tala(options(form, TalaBias::Relative, false, 16), in.q, in.k, in.v, {}, {}, g), want), 1e-12)
+            << tala_form_name(form) << " N " << N << " w " << w;
+    }
+}
+
 TEST(AttentionTala, ScalarDecayIsRetention) {
   at::manual_seed(71);
   const auto in = random_qkv(2, 4, 50, 8);
@@ -254,7 +269,7 @@ TEST(AttentionTala, RegistryRunsTheDirectCall) {
   EXPECT_LT(rel_error(r.out, tala(options(TalaForm::Recurrent, TalaBias::Relative, true), in.q, in.k, in.v, {}, {}, g)),
             1e-15);
   EXPECT_EQ(r.info.at("decays").size(), 2u);
-  EXPECT_EQ(r.score_elements, 1 * 2 * 40 * 6);
+  EXPECT_EQ(r.score_elements, 1 * 2 * 40 * (40 + 6 - 1));  // one band block of 40 queries
 }
 
 TEST(AttentionTala, RecurrentAndChunkwiseAllocateNoNByN) {

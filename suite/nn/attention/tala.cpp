@@ -97,15 +97,25 @@ at::Tensor decay_mask(TalaBias kind, const at::Tensor& log_decay, const at::Tens
 }
 
 // sum over delta < w of c[h, delta] (q_n . k_(n-delta)) v_(n-delta): the relative bias's band,
-// from the last w keys of each query (views of k and v; O(N) per offset).
+// read from the last w keys of each query. Blocked: each block of b queries scores the
+// b + w - 1 keys that end with it (a view of the left-padded keys) and weights them by one
+// b x (b + w - 1) band of coefficients shared by every block; O(N (b + w)) scores.
 at::Tensor band(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& c) {
-  const std::int64_t H = q.size(1), N = q.size(2), w = std::min(c.size(1), N);
-  at::Tensor out = at::zeros({q.size(0), H, N, v.size(3)}, v.options());
-  for (std::int64_t d = 0; d < w; ++d) {
-    const at::Tensor s = (q.narrow(2, d, N - d) * k.narrow(2, 0, N - d)).sum(-1, true) * c.select(1, d).view({1, H, 1, 1});
-    out = out + pad_tokens(s * v.narrow(2, 0, N - d), d, 0);
-  }
-  return out;
+  const std::int64_t B = q.size(0), H = q.size(1), N = q.size(2), d = q.size(3), dv = v.size(3);
+  const std::int64_t w = c.size(1), b = std::min<std::int64_t>(64, N), nc = ceil_div(N, b), pad = nc * b - N;
+  const std::int64_t span = b + w - 1;
+  const at::Tensor q5 = pad_tokens(q, 0, pad).view({B, H, nc, b, d});
+  // Padded position p = m + w - 1; block j's keys are p in [j b, j b + span).
+  const at::Tensor kw = pad_tokens(k, w - 1, pad).unfold(2, span, b);  // [B, H, nc, d, span]
+  const at::Tensor vw = pad_tokens(v, w - 1, pad).unfold(2, span, b).transpose(-2, -1);  // [B, H, nc, span, dv]
+  // Query i of a block and key slot j are delta = i + w - 1 - j apart.
+  const auto lopts = q.options().dtype(at::kLong);
+  const at::Tensor delta = at::arange(b, lopts).view({b, 1}) + (w - 1) - at::arange(span, lopts).view({1, span});
+  const at::Tensor inside = delta.ge(0).logical_and(delta.lt(w));
+  const at::Tensor coef = c.index_select(1, delta.clamp(0, w - 1).reshape({-1})).view({H, b, span}) *
+                          inside.to(c.scalar_type()).unsqueeze(0);
+  const at::Tensor out = at::matmul(at::matmul(q5, kw) * coef.view({1, H, 1, b, span}), vw);
+  return out.view({B, H, nc * b, dv}).narrow(2, 0, N);
 }
 
 // Relative bias as g(w) times retention plus the band (g(delta) - g(w)) w^delta, delta < w.
@@ -249,8 +259,9 @@ at::Tensor tala_decay_mask(TalaBias bias_kind, const at::Tensor& decays, const a
 
 std::int64_t tala_score_elements(const TalaOptions& o, std::int64_t batch, std::int64_t heads, std::int64_t tokens,
                                  std::int64_t window) {
-  const std::int64_t w = o.bias == TalaBias::Relative ? std::min(window, tokens) : 0;
-  const std::int64_t band = batch * heads * tokens * w;
+  // The band's blocks of b = min(64, N) queries score b + w - 1 keys each.
+  const std::int64_t b = std::min<std::int64_t>(64, tokens);
+  const std::int64_t band = o.bias == TalaBias::Relative ? batch * heads * ceil_div(tokens, b) * b * (b + window - 1) : 0;
   switch (o.form) {
     case TalaForm::Parallel: return batch * heads * tokens * tokens;
     case TalaForm::Recurrent: return band;

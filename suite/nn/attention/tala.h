@@ -14,7 +14,8 @@
 //             because D splits into g(w) times retention's mask and a band of width w:
 //               D[n,m] = g(w) w^(n-m) + (g(n-m) - g(w)) w^(n-m) [n-m < w].
 //             Recurrent and chunkwise forms compute the first term as retention does and the
-//             band from the last w keys of each query: O(N w) scores, a fixed-size state.
+//             band from the last w keys of each query (in blocks of 64 queries: O(N (64 + w))
+//             scores); what a step needs is a fixed-size state plus w pairs.
 //   pairwise  G a free T x T matrix: parallel only. The weight of key m at query n is a
 //             separate number for every pair, so no fixed-size state can carry it; the
 //             recurrent and chunkwise forms are configuration errors saying so.
@@ -80,8 +81,9 @@ at::Tensor tala(const TalaOptions& o, const at::Tensor& q, const at::Tensor& k, 
 // model's form check compare against): decays [H], bias as for tala().
 at::Tensor tala_decay_mask(TalaBias bias_kind, const at::Tensor& decays, const at::Tensor& bias, std::int64_t tokens);
 
-// Query-key scores computed over the batch (heads H): parallel B*H*N^2; chunkwise
-// B*H*(ceil(N/c)*c^2 + N*w); recurrent B*H*N*w (w = 0 without relative bias); eq15 0.
+// Query-key scores computed over the batch (heads H): parallel B*H*N^2; recurrent the
+// relative band, B*H*ceil(N/b)*b*(b+w-1) with b = min(64, N) (0 without relative bias);
+// chunkwise retention's chunks plus the band; eq15 0.
 std::int64_t tala_score_elements(const TalaOptions& o, std::int64_t batch, std::int64_t heads, std::int64_t tokens,
                                  std::int64_t window);
 
