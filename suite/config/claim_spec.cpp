@@ -253,7 +253,7 @@ const std::vector<std::string>& claimable_run_figures() {
   static const std::vector<std::string> f = {
       "params",           "flops_per_sample", "samples_per_s", "tokens_per_s",      "step_seconds_median",
       "step_seconds_p95", "peak_bytes",       "peak_step_bytes", "device_peak_bytes", "max_batch_in_budget",
-      "attention_peak_bytes",
+      "attention_peak_bytes", "form_gap",
       "train_loss",       "eval_loss"};
   return f;
 }
@@ -470,7 +470,7 @@ void check_claims(std::vector<ClaimSpec>& claims, const std::vector<RunSpec>& ru
         if (measurement && (c.metric == "eval_loss" || c.metric == "train_loss"))
           throw UserError(c.metric_where, "in " + section + ", this sweep measures ([measure]) and does not train: '" +
                                               c.metric + "' is not recorded; claim a figure such as peak_bytes or step_seconds_median");
-        if (!measurement && (c.metric == "max_batch_in_budget" || c.metric == "attention_peak_bytes"))
+        if (!measurement && (c.metric == "max_batch_in_budget" || c.metric == "attention_peak_bytes" || c.metric == "form_gap"))
           throw UserError(c.metric_where, "in " + section + ", '" + c.metric + "' is recorded by measurement sweeps ([measure]" +
                                               (c.metric == "max_batch_in_budget" ? " with a budget)" : ")"));
         return;

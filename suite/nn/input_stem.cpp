@@ -114,4 +114,13 @@ at::Tensor masked_mean(const at::Tensor& x, const at::Tensor& keep) {
   return (x * w).sum(1) / w.sum(1).clamp_min(1.0);
 }
 
+at::Tensor last_real_token(const at::Tensor& x, const at::Tensor& keep) {
+  const std::int64_t B = x.size(0), N = x.size(1);
+  const auto long_opts = x.options().dtype(at::kLong);
+  // The largest real position: argmax of (position + 1) where kept, 0 elsewhere.
+  const at::Tensor idx = keep.defined() ? (keep.to(long_opts) * at::arange(1, N + 1, long_opts)).argmax(1)
+                                        : at::full({B}, N - 1, long_opts);
+  return x.gather(1, idx.view({B, 1, 1}).expand({B, 1, x.size(2)}));
+}
+
 }  // namespace lrb

@@ -76,4 +76,8 @@ at::Tensor prepend_cls(const at::Tensor& x, const at::Tensor& cls, at::Tensor& k
 // Mean over real tokens: x [B, N, D], keep [B, N] bool or undefined.
 at::Tensor masked_mean(const at::Tensor& x, const at::Tensor& keep);
 
+// The last real token of x [B, N, D] as [B, 1, D] (for causal layers, the only token that has
+// read the whole sequence); keep [B, N] bool or undefined (then token N-1).
+at::Tensor last_real_token(const at::Tensor& x, const at::Tensor& keep);
+
 }  // namespace lrb

@@ -26,6 +26,9 @@ const std::vector<EfficiencyMetric>& efficiency_metrics() {
       // On an accelerator: the CUDA caching allocator's peak (device = "cuda").
       {"device_peak_bytes", "device peak", false, EfficiencyUnit::kBytes, ""},
       {"max_batch_in_budget", "largest batch in budget", true, EfficiencyUnit::kPlain, ""},
+      // Measured by MixFormer with check_form, in measurement runs: max|O_form - O_parallel| /
+      // max|O_parallel| over its TALA calls (a correctness figure, not a cost, shown with them).
+      {"form_gap", "form gap", false, EfficiencyUnit::kPlain, ""},
       {"memory_budget_bytes", "memory budget", false, EfficiencyUnit::kBytes, "max_batch_in_budget"},
   };
   return m;

@@ -23,7 +23,7 @@ TEST(AttentionRegistry, ListsEveryKernelWithDocumentedOptions) {
     for (const auto& o : k.schema.options) EXPECT_FALSE(o.help.empty()) << k.name << "." << o.name;
   }
   EXPECT_EQ(names, (std::set<std::string>{"softmax", "linear", "sliding_window", "block_sparse", "pooling",
-                                          "proportional", "retention"}));
+                                          "proportional", "retention", "tala"}));
   EXPECT_THROW(find_attention_kernel("performer"), UserError);
 }
 
