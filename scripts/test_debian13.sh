@@ -69,6 +69,10 @@ mkdir -p "$root/src" "$root/build" "$root/root/.ccache"
 inner=$(cat <<'EOF'
 set -euo pipefail
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 CCACHE_DIR=/root/.ccache
+# Debian 13's LibTorch runs OpenMP with one spinning thread per core: two tests side by side
+# (ctest -j) then spin against each other, and a 3 s model test took over 300 s (measured).
+# One thread per test when tests run in parallel; lrbench's runs set their own thread count.
+if [ "$LRB_JOBS" -gt 1 ]; then export OMP_NUM_THREADS=1; fi
 echo "debian13: $(. /etc/os-release; echo "$PRETTY_NAME"), $(g++ --version | head -1), LibTorch $(dpkg-query -W -f='${Version}' libtorch-dev), HDF5 $(dpkg-query -W -f='${Version}' libhdf5-dev), $(mpirun --version | head -1)"
 git config --global --add safe.directory /src
 if [ ! -f /build/CMakeCache.txt ]; then
