@@ -47,10 +47,18 @@ std::string group_key(const json& spec) {
 TableCell cell(const std::string& s) { return TableCell{s, std::nullopt, false, false, false, false}; }
 TableCell number(double v, const std::string& s) { return TableCell{s, v, false, false, false, false}; }
 
-std::string settings_label(const json& settings) {
-  // Merging off: the rest of the settings change nothing, so say only that.
+// The settings that tell a group's variants apart (all of them when none differ); with
+// merging off the rest change nothing, so only that is said.
+std::string settings_label(const json& settings, const json& variants) {
   if (settings.contains("merge") && settings["merge"] == false) return "merge=false";
-  return label_of(settings);
+  json shown = json::object();
+  for (const auto& [k, v] : settings.items())
+    for (const auto& other : variants)
+      if (other.at("settings").value(k, json()) != v && other.at("settings").value("merge", true) != false) {
+        shown[k] = v;
+        break;
+      }
+  return label_of(shown.empty() ? settings : shown);
 }
 
 }  // namespace
@@ -110,14 +118,10 @@ std::vector<VariantGroup> analyse_variants(const std::vector<RunRecord>& runs) {
         if (!peaks.empty()) c.peak_bytes = quantile(peaks, 0.5);
         row.cost.push_back(std::move(c));
       }
-      // Probe names from the stored metrics: variant.<name>.probe_<probe>_cosine.
+      // The probe points in the model's order, as the run recorded them.
       std::vector<std::string> probes;
-      for (const auto& [name, value] : first.metrics) {
-        const std::string head = prefix + "probe_", tail = "_cosine";
-        if (name.rfind(head, 0) == 0 && name.size() > head.size() + tail.size() &&
-            name.compare(name.size() - tail.size(), tail.size(), tail) == 0)
-          probes.push_back(name.substr(head.size(), name.size() - head.size() - tail.size()));
-      }
+      if (first.records.contains("probes"))
+        for (const auto& p : first.records.at("probes")) probes.push_back(p.get<std::string>());
       for (const auto& p : probes) {
         VariantRow::Probe pr;
         pr.name = p;
@@ -152,8 +156,10 @@ std::vector<Table> variant_tables(const std::vector<VariantGroup>& groups, const
     acc.id = id + "-" + m;
     acc.title = fmt::format("{} — {}: evaluation variants, {} (same weights, paired by run)", task, g.label, m);
     acc.columns = {"variant", "settings", m + " mean ± std", "Δ vs as trained", "95% CI (t)", "n"};
+    json all = json::array();
+    for (const auto& r : g.rows) all.push_back({{"settings", r.settings}});
     for (const auto& r : g.rows) {
-      std::vector<TableCell> row = {cell(r.name), cell(settings_label(r.settings))};
+      std::vector<TableCell> row = {cell(r.name), cell(settings_label(r.settings, all))};
       if (r.metric.empty()) {
         row.push_back(cell("–"));
       } else {

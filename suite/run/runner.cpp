@@ -292,6 +292,7 @@ class RunExecution {
     for (const auto& [name, value] : out.metrics) record_.metrics[name] = value;
     for (auto& [name, values] : out.curves) state_.curves[name] = std::move(values);  // finish_record copies them
     record_.records["variants"] = out.records.at("variants");
+    record_.records["probes"] = out.records.at("probes");
   }
 
   struct StepResult {

@@ -175,6 +175,7 @@ void evaluate_variants(Model& model, const VariantEvalInput& in, RunRecord& reco
     recs[name_of(v)] = {{"settings", variants[v].at("settings")}, {"model", model.records()}};
   }
   record.records["variants"] = recs;
+  record.records["probes"] = probe_names;  // in the model's order (metric names sort them)
   model.set_inference(json::object());
 }
 
