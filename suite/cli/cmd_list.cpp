@@ -35,8 +35,7 @@ int list(const std::string& what) {
       fmt::print("  {} — {} [inputs: {}]\n", name, e.summary, join(kinds, ", "));
       print_schema(e.schema);
       if (!e.inference.options.empty()) {
-        fmt::print("    inference settings ([[variant]] tables: the trained weights evaluated again):
-");
+        fmt::print("    inference settings ([[variant]] tables: the trained weights evaluated again):\n");
         print_schema(e.inference);
       }
     }
