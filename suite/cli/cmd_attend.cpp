@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "suite/cli/command.h"
+#include "suite/cli/h5_tensors.h"
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
 #include "suite/core/file_digest.h"
@@ -37,54 +38,6 @@ struct AttendArgs {
   std::vector<std::string> options;
   std::string in, out;
 };
-
-std::string shape_text(const std::vector<hsize_t>& dims) {
-  std::vector<std::string> parts;
-  for (auto d : dims) parts.push_back(std::to_string(d));
-  return "[" + join(parts, ", ") + "]";
-}
-
-// Reads dataset `name` of `file` as a tensor of `dtype` (HDF5 converts numeric types).
-// `expected` describes the shape for messages; `check` says whether the dims are right.
-at::Tensor read_tensor(const h5::File& file, const std::string& path, const std::string& name, at::ScalarType dtype,
-                       const std::string& expected, const std::function<bool(const std::vector<hsize_t>&)>& check) {
-  if (!h5::link_exists(file, name))
-    throw UserError(path + ": no dataset '" + name + "'; expected " + expected);
-  const h5::Dataset ds = h5::open_dataset(file, name);
-  const auto dims = h5::dataset_dims(ds);
-  const h5::ElementType et = h5::dataset_element_type(ds);
-  const bool numeric = et.type_class == H5T_INTEGER || et.type_class == H5T_FLOAT;
-  if (!numeric) throw UserError(path + ": dataset '" + name + "' is not numeric; expected " + expected);
-  if (dtype == at::kFloat && et.type_class != H5T_FLOAT)
-    throw UserError(path + ": dataset '" + name + "' holds integers; expected floating point " + expected);
-  if (!check(dims)) throw UserError(path + ": dataset '" + name + "' has shape " + shape_text(dims) + "; expected " + expected);
-  std::vector<std::int64_t> sizes(dims.begin(), dims.end());
-  at::Tensor t = at::empty(sizes, at::TensorOptions().dtype(dtype));
-  const hid_t mem = dtype == at::kFloat ? H5T_NATIVE_FLOAT : dtype == at::kLong ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT8;
-  h5::read_array_dataset(ds, mem, t.data_ptr());
-  if (dtype == at::kFloat) {
-    // NaN or infinity in q, k, v (or sizes) would only come back as NaN in every output row.
-    const at::Tensor bad = at::isfinite(t).logical_not().flatten();
-    if (bad.any().item<bool>()) {
-      auto flat = bad.nonzero()[0][0].item<std::int64_t>();
-      std::vector<std::string> index(sizes.size());
-      for (std::size_t i = sizes.size(); i-- > 0;) {
-        index[i] = std::to_string(flat % sizes[i]);
-        flat /= sizes[i];
-      }
-      throw UserError(path + ": dataset '" + name + "' holds a non-finite value (NaN or infinity) at [" +
-                      join(index, ", ") + "]; attention needs finite inputs");
-    }
-  }
-  return t;
-}
-
-// The same file, whether or not `out` exists yet (a link or another spelling of `in`).
-bool same_file(const fs::path& in, const fs::path& out) {
-  std::error_code ec;
-  if (fs::exists(out, ec)) return fs::equivalent(in, out, ec) && !ec;
-  return fs::weakly_canonical(in, ec) == fs::weakly_canonical(out, ec);
-}
 
 std::vector<std::string> kernel_names() {
   std::vector<std::string> names;
@@ -123,14 +76,14 @@ int attend(const AttendArgs& a) {
     const h5::File file = h5::open_file(a.in);
     const std::string qkv_shape = "[B, H, N, d] (4 dimensions)";
     auto rank4 = [](const std::vector<hsize_t>& d) { return d.size() == 4; };
-    t.q = read_tensor(file, a.in, "q", at::kFloat, qkv_shape, rank4);
+    t.q = read_h5_tensor(file, a.in, "q", at::kFloat, qkv_shape, rank4);
     const auto B = static_cast<hsize_t>(t.q.size(0)), H = static_cast<hsize_t>(t.q.size(1));
     const auto d = static_cast<hsize_t>(t.q.size(3));
     const std::string kv_shape = fmt::format("[{}, {}, Nk, {}] (B, H and d of q)", B, H, d);
-    t.k = read_tensor(file, a.in, "k", at::kFloat, kv_shape,
+    t.k = read_h5_tensor(file, a.in, "k", at::kFloat, kv_shape,
                       [&](const std::vector<hsize_t>& s) { return s.size() == 4 && s[0] == B && s[1] == H && s[3] == d; });
     const auto Nk = static_cast<hsize_t>(t.k.size(2));
-    t.v = read_tensor(file, a.in, "v", at::kFloat, fmt::format("[{}, {}, {}, dv] (B, H and Nk of k)", B, H, Nk),
+    t.v = read_h5_tensor(file, a.in, "v", at::kFloat, fmt::format("[{}, {}, {}, dv] (B, H and Nk of k)", B, H, Nk),
                       [&](const std::vector<hsize_t>& s) { return s.size() == 4 && s[0] == B && s[1] == H && s[2] == Nk; });
     auto reads = [&](const char* name) {
       return std::find(kernel.reads.begin(), kernel.reads.end(), name) != kernel.reads.end();
@@ -139,11 +92,11 @@ int attend(const AttendArgs& a) {
       if (!reads(optional) && h5::link_exists(file, optional))
         fmt::print(stderr, "lrbench: note: kernel {} does not read '{}'; it is ignored\n", kernel.name, optional);
     if (reads("mask") && h5::link_exists(file, "mask"))
-      t.mask = read_tensor(file, a.in, "mask", at::kByte, fmt::format("[{}, {}] (B, Nk), 1 = real token", B, Nk),
+      t.mask = read_h5_tensor(file, a.in, "mask", at::kByte, fmt::format("[{}, {}] (B, Nk), 1 = real token", B, Nk),
                            [&](const std::vector<hsize_t>& s) { return s.size() == 2 && s[0] == B && s[1] == Nk; })
                    .to(at::kBool);
     if (reads("sizes") && h5::link_exists(file, "sizes"))
-      t.sizes = read_tensor(file, a.in, "sizes", at::kFloat, fmt::format("[{}, {}] (B, Nk), token sizes >= 1", B, Nk),
+      t.sizes = read_h5_tensor(file, a.in, "sizes", at::kFloat, fmt::format("[{}, {}] (B, Nk), token sizes >= 1", B, Nk),
                             [&](const std::vector<hsize_t>& s) { return s.size() == 2 && s[0] == B && s[1] == Nk; });
     if (reads("global") && h5::link_exists(file, "global")) {
       const h5::Dataset ds = h5::open_dataset(file, "global");
@@ -151,8 +104,8 @@ int attend(const AttendArgs& a) {
                            h5::dataset_dims(ds)[0] == B && t.q.size(2) > 1;
       const std::string expected = fmt::format("int64 positions [g] or [{}, g], or a 0/1 array [{}, {}]", B, B, t.q.size(2));
       auto ok = [&](const std::vector<hsize_t>& s) { return s.size() == 1 || (s.size() == 2 && s[0] == B); };
-      t.global = as_mask ? read_tensor(file, a.in, "global", at::kByte, expected, ok).to(at::kBool)
-                         : read_tensor(file, a.in, "global", at::kLong, expected, ok);
+      t.global = as_mask ? read_h5_tensor(file, a.in, "global", at::kByte, expected, ok).to(at::kBool)
+                         : read_h5_tensor(file, a.in, "global", at::kLong, expected, ok);
     }
   } catch (const h5::Error& e) {
     // The user's file: damaged, truncated or not HDF5 is theirs to fix (exit 2), not a bug.

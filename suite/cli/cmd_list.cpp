@@ -34,6 +34,10 @@ int list(const std::string& what) {
       for (auto m : e.modalities) kinds.push_back(modality_name(m));
       fmt::print("  {} — {} [inputs: {}]\n", name, e.summary, join(kinds, ", "));
       print_schema(e.schema);
+      if (!e.inference.options.empty()) {
+        fmt::print("    inference settings ([[variant]] tables: the trained weights evaluated again):\n");
+        print_schema(e.inference);
+      }
     }
   }
   if (what.empty() || what == "tasks") {

@@ -11,6 +11,7 @@
 #include "suite/config/expand.h"
 #include "suite/config/run_spec.h"
 #include "suite/config/sweep_spec.h"
+#include "suite/config/variant_spec.h"
 #include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/registry/registry.h"
@@ -59,6 +60,12 @@ const json* at_path(const json& spec, const std::string& path) {
 
 std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
+bool has_variant(const json& spec, const std::string& name) {
+  const json* list = at_path(spec, "evaluate.variants");
+  if (!list || !list->is_array()) return false;
+  return std::any_of(list->begin(), list->end(), [&](const json& v) { return v.value("name", std::string()) == name; });
+}
+
 SourceLocation key_at(const toml::key& k, const std::string& file) {
   return SourceLocation{file, static_cast<int>(k.source().begin.line), static_cast<int>(k.source().begin.column)};
 }
@@ -98,6 +105,16 @@ class SelectorReader {
       const SourceLocation at = key_at(k, file_);
       const std::string where = "in " + section_ + ", " + what;
       if (key == "model" || key == "task") continue;  // read by the caller
+      if (key == "variant") {
+        if (model.empty())
+          throw UserError(at, where + ": name the variant in 'a' or 'b' (variant = \"<[[variant]] name>\"), not in 'where'");
+        auto v = node.as_string();
+        if (!v || v->get().empty())
+          throw UserError(location_of(node, file_), where + ": 'variant' must be the name of a [[variant]] (a string)");
+        sel.variant = v->get();
+        sel.variant_where = location_of(node, file_);
+        continue;
+      }
       if (node.is_array() || node.is_table())
         throw UserError(location_of(node, file_), where + ": '" + key + "' selects one value; a claim compares single cells "
                                                           "(write one claim per value)");
@@ -113,7 +130,7 @@ class SelectorReader {
         }
       }
       bool found = false;
-      std::vector<std::string> candidates = {"model", "task", "seq_len"};
+      std::vector<std::string> candidates = {"model", "task", "seq_len", "variant"};
       if (m) {
         auto names = m->schema.names();
         candidates.insert(candidates.end(), names.begin(), names.end());
@@ -142,7 +159,7 @@ class SelectorReader {
     }
     // One location per pair read here, in the order they were read (the table's order).
     for (const auto& [key, node] : t)
-      if (key.str() != "model" && key.str() != "task") sel.match_where.push_back(location_of(node, file_));
+      if (key.str() != "model" && key.str() != "task" && key.str() != "variant") sel.match_where.push_back(location_of(node, file_));
     LRB_CHECK(sel.match_where.size() == out.size() && out.size() >= before, "selector locations out of step");
   }
 
@@ -176,13 +193,18 @@ bool CellSelector::matches(const json& run_spec) const {
     const json* got = at_path(run_spec, path);
     if (!got || !same_value(*got, v)) return false;
   }
-  return true;
+  return variant.empty() || has_variant(run_spec, variant);
+}
+
+std::string CellSelector::metric_name(const std::string& metric) const {
+  return variant.empty() ? metric : variant_metric(variant, metric);
 }
 
 json CellSelector::to_json() const {
   json m = json::array();
   for (const auto& [path, v] : match) m.push_back({{"path", path}, {"value", v}});
   json j = {{"match", m}, {"label", label}, {"where", where.str()}, {"expected_runs", expected_runs}};
+  if (!variant.empty()) j["variant"] = variant;
   if (!expected_over.empty()) j["expected_over"] = expected_over;
   return j;
 }
@@ -193,6 +215,7 @@ CellSelector CellSelector::from_json(const json& j) {
   s.label = j.value("label", std::string());
   s.where.file = j.value("where", std::string());  // kept as text: "file:line:column"
   s.expected_runs = j.value("expected_runs", std::size_t{0});
+  s.variant = j.value("variant", std::string());
   if (j.contains("expected_over")) s.expected_over = j.at("expected_over").get<std::vector<double>>();
   return s;
 }
@@ -259,6 +282,7 @@ const std::vector<std::string>& claimable_run_figures() {
 }
 
 std::string stored_metric_name(const std::string& metric) {
+  if (metric.rfind("infer_", 0) == 0 || metric.rfind("probe_", 0) == 0) return metric;  // variant figures
   const auto& f = claimable_run_figures();
   if (std::find(f.begin(), f.end(), metric) != f.end() || metric.rfind("eval_", 0) == 0) return metric;
   return "eval_" + metric;
@@ -403,7 +427,7 @@ std::vector<ClaimSpec> parse_claims(const toml::array& claims, const std::string
           throw UserError(sel.where, "in " + section + ", '" + path_name(path) + "' is given twice for '" + key + "' (in 'where' and in '" + key + "')");
       if (c.kind == ClaimKind::Scaling && seen.count(c.over))
         throw UserError(sel.where, "in " + section + ", '" + key + "' fixes '" + path_name(c.over) + "', the axis the claim scales over");
-      sel.label = selector_label(sel.match);
+      sel.label = selector_label(sel.match) + (sel.variant.empty() ? "" : " variant=" + sel.variant);
       return sel;
     };
     c.a = side("a");
@@ -417,6 +441,24 @@ void check_claims(std::vector<ClaimSpec>& claims, const std::vector<RunSpec>& ru
   for (auto& c : claims) {
     const std::string section = "[[claim]] '" + c.name + "'";
     auto cells_of = [&](const CellSelector& sel, const char* side) {
+      if (!sel.variant.empty()) {
+        // Name the variants the side's model has, so a typo is obvious.
+        CellSelector model_only;
+        model_only.match = sel.match;
+        std::set<std::string> declared;
+        bool any = false;
+        for (const auto& r : runs) {
+          if (!model_only.matches(r.spec)) continue;
+          if (has_variant(r.spec, sel.variant)) any = true;
+          if (const json* list = at_path(r.spec, "evaluate.variants"))
+            for (const auto& v : *list) declared.insert(v.value("name", std::string()));
+        }
+        if (!any)
+          throw UserError(sel.variant_where, "in " + section + ", '" + side + "' names variant '" + sel.variant +
+                                                 "', but no [[variant]] of that name evaluates its runs" +
+                                                 (declared.empty() ? std::string(" (they have no variants)")
+                                                                   : " (their variants: " + join({declared.begin(), declared.end()}, ", ") + ")"));
+      }
       std::vector<const RunSpec*> matched;
       for (const auto& r : runs)
         if (sel.matches(r.spec)) matched.push_back(&r);
@@ -464,8 +506,25 @@ void check_claims(std::vector<ClaimSpec>& claims, const std::vector<RunSpec>& ru
                                        "' or in 'where'");
       return matched;
     };
-    auto check_metric = [&](const std::vector<const RunSpec*>& matched) {
+    auto check_metric = [&](const std::vector<const RunSpec*>& matched, const CellSelector& sel, const char* side) {
       const auto& figures = claimable_run_figures();
+      const bool variant_figure = c.metric.rfind("infer_", 0) == 0 || c.metric.rfind("probe_", 0) == 0;
+      if (variant_figure && sel.variant.empty())
+        throw UserError(c.metric_where, "in " + section + ", '" + c.metric + "' is recorded for each evaluation variant: give '" + side +
+                                            "' a variant = \"<[[variant]] name>\" (a variant with the model's default settings "
+                                            "measures the model as trained)");
+      if (variant_figure) {
+        for (const auto* r : matched)
+          if (!is_variant_figure(c.metric, r->spec.at("evaluate")))
+            throw UserError(c.metric_where, "in " + section + ", variants record no '" + c.metric + "': they record infer_peak_bytes_b<B>, "
+                                                "infer_seconds_b<B> and infer_samples_per_s_b<B> for the batch sizes of [evaluate] (" +
+                                                r->spec.at("evaluate").at("batch_sizes").dump() +
+                                                "), probe_<name>_cosine, _mean_shift and _var_ratio, eval_loss and the task's metrics");
+        return;
+      }
+      if (!sel.variant.empty() && std::find(figures.begin(), figures.end(), c.metric) != figures.end() && c.metric != "eval_loss")
+        throw UserError(c.metric_where, "in " + section + ", '" + side + "' selects variant '" + sel.variant + "', which records the task's metrics, "
+                                            "eval_loss and inference figures (infer_*, probe_*), not '" + c.metric + "'");
       if (std::find(figures.begin(), figures.end(), c.metric) != figures.end()) {
         if (measurement && (c.metric == "eval_loss" || c.metric == "train_loss"))
           throw UserError(c.metric_where, "in " + section + ", this sweep measures ([measure]) and does not train: '" +
@@ -496,7 +555,7 @@ void check_claims(std::vector<ClaimSpec>& claims, const std::vector<RunSpec>& ru
       if (xs.size() < 3)
         throw UserError(c.a.where, "in " + section + ", '" + path_name(c.over) + "' takes " + std::to_string(xs.size()) +
                                        " value(s) among the runs of '" + c.a.label + "'; a slope with an interval needs at least 3");
-      check_metric(matched);
+      check_metric(matched, c.a, "a");
       c.a.expected_runs = matched.size();
       c.a.expected_over.assign(xs.begin(), xs.end());
     } else {
@@ -504,11 +563,12 @@ void check_claims(std::vector<ClaimSpec>& claims, const std::vector<RunSpec>& ru
       auto b = one_cell(c.b, "b", "");
       c.a.expected_runs = a.size();
       c.b.expected_runs = b.size();
-      if (a.front()->key == b.front()->key ||
-          (a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin())))
+      // The same runs under two variants are two cells: one set of weights, run two ways.
+      if ((a.front()->key == b.front()->key || (a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin()))) &&
+          c.a.variant == c.b.variant)
         throw UserError(c.b.where, "in " + section + ", 'a' and 'b' select the same cell; a claim compares two different cells");
-      check_metric(a);
-      check_metric(b);
+      check_metric(a, c.a, "a");
+      check_metric(b, c.b, "b");
     }
   }
 }

@@ -40,12 +40,19 @@ struct CellSelector {
   std::vector<SourceLocation> match_where;  // where each pair was written (not stored in JSON)
   std::string label;  // as a reader would say it: "maelre attention=auto"
   SourceLocation where;
+  // An evaluation variant of the selected runs ([[variant]], variant_spec.h): the side's
+  // values are the metric as that variant recorded it ("variant.<name>.<metric>"), so two
+  // sides may select the same runs under different variants and pair them by seed.
+  std::string variant;
+  SourceLocation variant_where;
   // Filled by check_claims from the expanded sweep: how many runs the side has, and (scaling)
   // the values of `over` they take. A report compares them with what it finds.
   std::size_t expected_runs = 0;
   std::vector<double> expected_over;
 
   bool matches(const json& run_spec) const;
+  // The stored metric name this side reads: `metric`, or "variant.<variant>.<metric>".
+  std::string metric_name(const std::string& metric) const;
   json to_json() const;
   static CellSelector from_json(const json& j);
 };
@@ -73,7 +80,8 @@ struct ClaimSpec {
 // Figures every run records beside its task's metrics, which a claim may name.
 const std::vector<std::string>& claimable_run_figures();
 // The stored name of a metric as a claim or report names it: "accuracy" -> "eval_accuracy";
-// a run figure ("peak_bytes") or a stored name ("eval_loss") as it is.
+// a run figure ("peak_bytes"), a variant figure ("infer_peak_bytes_b16", "probe_pool1_cosine")
+// or a stored name ("eval_loss") as it is.
 std::string stored_metric_name(const std::string& metric);
 
 // Reads the [[claim]] array of a sweep file. The registries are consulted for option names

@@ -174,6 +174,8 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
         }
         ++model_ok[mi];
         const double flops = entry.flops ? entry.flops(r.options, ts.info) : static_cast<double>(ts.info.tokens());
+        // Evaluation variants of this model: part of the runs' identity (variant_spec.h).
+        const json evaluate = spec.variants.empty() ? json() : evaluate_for_run(spec.evaluate, spec.variants, block.name, r.options, ts.info);
         for (const auto& tchoice : train_choices) {
           json tr = train;
           for (const auto& [axis, v] : tchoice) tr[axis->name] = v;
@@ -184,6 +186,14 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
           double cost = flops * (3.0 * steps * batch + evals * tr["eval_size"].get<double>());
           // A measurement: a few steps at the batch size, then a search up to the budget.
           if (!spec.measure.is_null()) cost = flops * 3.0 * batch * (spec.measure["steps"].get<double>() + 1) * 8;
+          if (!evaluate.is_null()) {
+            // Each variant: a pass over the evaluation split beside the model as trained, then timings.
+            double timed = 0;
+            for (auto b : evaluate["batch_sizes"]) timed += b.get<double>();
+            const double passes = 2.0 * tr["eval_size"].get<double>() +
+                                  timed * (evaluate["repeats"].get<double>() + evaluate["warmup"].get<double>());
+            cost += flops * passes * static_cast<double>(evaluate["variants"].size());
+          }
           for (std::int64_t seed : spec.sweep.seeds) {
             json s = {{"version", kRunSpecVersion},
                       {"task", {{"name", ts.name}, {"seq_len", ts.seq_len}, {"options", ts.options}}},
@@ -194,6 +204,7 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
                       {"device", spec.sweep.device}};
             // Only measurement runs carry the key, so training runs keep their identity.
             if (!spec.measure.is_null()) s["measure"] = spec.measure;
+            if (!evaluate.is_null()) s["evaluate"] = evaluate;
             RunSpec run = make_run_spec(std::move(s), ts.info, cost);
             run.index = static_cast<std::int64_t>(out.runs.size());
             out.runs.push_back(std::move(run));

@@ -53,7 +53,7 @@ const OptionSchema& measure_schema() {
 
 namespace {
 
-const std::vector<std::string> kTopLevel = {"sweep", "train", "task", "model", "measure", "claim"};
+const std::vector<std::string> kTopLevel = {"sweep", "train", "task", "model", "measure", "claim", "variant", "evaluate"};
 
 SourceLocation key_location(const toml::table& t, const std::string& key, const std::string& file) {
   for (const auto& [k, v] : t)
@@ -230,6 +230,20 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
   const auto* models = root.get("model");
   if (!models) throw UserError(SourceLocation{file, 1, 1}, "the sweep has no [[model]]; add one (lrbench list models shows them)");
   for (const auto* t : tables_of(*models, "model", file)) spec.models.push_back(parse_model(*t, file));
+  const auto* evaluate = root.get("evaluate");
+  if (evaluate && !evaluate->is_table()) throw UserError(location_of(*evaluate, file), "'evaluate' must be a table: write [evaluate]");
+  if (const auto* variants = root.get("variant")) {
+    tables_of(*variants, "variant", file);
+    if (!spec.measure.is_null())
+      throw UserError(location_of(*variants, file), "[[variant]] evaluates trained weights again; a [measure] sweep trains nothing");
+    spec.variants = parse_variants(*variants->as_array(), file);
+    for (const auto& v : spec.variants)
+      if (std::none_of(spec.models.begin(), spec.models.end(), [&](const Block& b) { return b.name == v.model; }))
+        throw UserError(v.where, "[[variant]] '" + v.name + "' is for model '" + v.model + "', which no [[model]] of this sweep runs");
+    spec.evaluate = parse_evaluate(evaluate ? evaluate->as_table() : nullptr, file);
+  } else if (evaluate) {
+    throw UserError(location_of(*evaluate, file), "[evaluate] says how evaluation variants are measured; add [[variant]] tables, or remove it");
+  }
   if (const auto* claims = root.get("claim")) {
     tables_of(*claims, "claim", file);  // the same message for [claim] as for [task]
     spec.claims = parse_claims(*claims->as_array(), file);

@@ -8,6 +8,7 @@
 
 #include "suite/config/claim_spec.h"
 #include "suite/config/options.h"
+#include "suite/config/variant_spec.h"
 
 namespace lrb {
 
@@ -45,6 +46,10 @@ struct SweepSpec {
   json measure;  // resolved options, or null
   // [[claim]]: what the study claims; the report gives each a verdict (claim_spec.h).
   std::vector<ClaimSpec> claims;
+  // [[variant]] and [evaluate]: after training, the same weights evaluated again under each
+  // variant's inference settings (variant_spec.h). evaluate is null without variants.
+  std::vector<VariantSpec> variants;
+  json evaluate;
 };
 
 const OptionSchema& train_schema();

@@ -29,6 +29,10 @@ struct ModelEntry {
   // Analytic forward FLOPs for one sample (multiply-add = 2 FLOPs), from options alone.
   std::function<double(const json& options, const TaskInfo& task)> flops;
   std::function<std::shared_ptr<Model>(const json& options, const TaskInfo& task)> make;
+  // Settings a trained instance can be evaluated under (Model::set_inference): what a
+  // sweep's [[variant]] tables may set. resolve() receives {"model": options, "task":
+  // TaskInfo::to_json()}. No options: the model has no variants.
+  OptionSchema inference;
   // Options for a small instance (a few thousand parameters): used by the model-zoo tests
   // and as a cheap example; merged over the defaults.
   json small_options = json::object();

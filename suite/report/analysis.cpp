@@ -362,6 +362,7 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
   cs.alpha = options.alpha;
   cs.bootstrap = options.bootstrap;
   a.claims = evaluate_claims(input.claims, input.runs, cs);
+  a.variants = analyse_variants(input.runs);
   for (const auto& b : a.bad) a.warnings.push_back("bad result file " + b.file.string() + ": " + b.reason + " (counted as missing)");
   for (const auto& s : a.skipped) a.warnings.push_back("skipped combination " + s);
   for (const auto& n : input.notes) a.warnings.push_back(n);

@@ -13,6 +13,7 @@
 #include "suite/report/cells.h"
 #include "suite/report/claims.h"
 #include "suite/report/report_input.h"
+#include "suite/report/variants.h"
 #include "suite/stats/describe.h"
 #include "suite/stats/multiple_testing.h"
 #include "suite/stats/paired.h"
@@ -93,6 +94,7 @@ struct Analysis {
   std::vector<Unit> units;
   std::vector<ComparisonResult> comparisons;
   std::vector<ScalingResult> scaling;
+  std::vector<VariantGroup> variants;  // evaluation variants, per task and setting
   std::vector<TaskResult> tasks;
   OverallResult overall;
   std::vector<std::string> warnings;

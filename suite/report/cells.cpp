@@ -10,7 +10,7 @@
 namespace lrb {
 
 bool lower_is_better(const std::string& metric) {
-  for (const char* w : {"loss", "seconds", "bytes", "flops", "params", "gap"})
+  for (const char* w : {"loss", "seconds", "bytes", "flops", "params", "gap", "shift"})
     if (metric.find(w) != std::string::npos) return true;
   return false;
 }

@@ -58,7 +58,7 @@ SideRuns collect(const CellSelector& sel, const std::string& metric, const std::
       s.problems.push_back(at + " " + status_name(r.status) + (r.error.empty() ? "" : ": " + r.error));
       continue;
     }
-    auto it = r.metrics.find(metric);
+    auto it = r.metrics.find(sel.metric_name(metric));
     if (it == r.metrics.end() || !std::isfinite(it->second)) {
       s.problems.push_back(at + ": no value of " + display_metric(metric));
       continue;
@@ -94,7 +94,8 @@ bool side_missing(ClaimResult& r, const CellSelector& sel, const SideRuns& s, co
 bool exact_figure(const std::string& metric, const std::vector<RunRecord>& runs, const CellSelector& a, const CellSelector& b) {
   static const std::set<std::string> exact = {"peak_bytes", "peak_step_bytes", "attention_peak_bytes", "max_batch_in_budget",
                                               "params", "flops_per_sample"};
-  if (!exact.count(metric)) return false;
+  // A variant's inference peak (infer_peak_bytes_b<B>) is a count of the same allocator.
+  if (!exact.count(metric) && metric.rfind("infer_peak_bytes_b", 0) != 0) return false;
   for (const auto& r : runs)
     if ((a.matches(r.spec) || (!b.match.empty() && b.matches(r.spec))) && r.spec.value("device", std::string("cpu")) != "cpu")
       return false;

@@ -249,6 +249,7 @@ json report_json(const Analysis& a, const std::string& kind) {
   j["overall"] = overall_json(a.overall);
   j["scaling"] = json::array();
   for (const auto& s : a.scaling) j["scaling"].push_back(scaling_json(s));
+  j["variants"] = variants_json(a.variants);
   j["warnings"] = a.warnings;
   j["bad_files"] = json::array();
   for (const auto& b : a.bad) j["bad_files"].push_back({{"file", b.file.string()}, {"reason", b.reason}});

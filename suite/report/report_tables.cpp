@@ -464,6 +464,7 @@ std::vector<Table> report_tables(const Analysis& a) {
     }
     if (efficiency) out.push_back(std::move(*efficiency));
     if (auto s = scaling_table(a, t)) out.push_back(std::move(*s));
+    for (auto& v : variant_tables(a.variants, t.task)) out.push_back(std::move(v));
   }
   return out;
 }

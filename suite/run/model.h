@@ -7,7 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace lrb {
 
@@ -23,6 +26,19 @@ class Model : public torch::nn::Module {
   // runner's own figures; the names must be listed in claimable_run_figures().
   virtual void reset_figures() {}
   virtual std::map<std::string, double> figures() const { return {}; }
+  // How the trained weights are run at evaluation: settings from the registry entry's
+  // `inference` schema, resolved (sret: token merging on or off, its rate, schedule and
+  // unmerge mode). An empty object restores the setting the model trained with. The runner's
+  // evaluation variants (suite/run/variant_eval.h) switch between settings on one set of
+  // weights; a model without an inference schema only ever gets {}.
+  virtual void set_inference(const nlohmann::json& settings) {
+    if (!settings.empty()) throw std::logic_error("this model has no inference settings");
+  }
+  // Activations the next forward passes keep while probing is on, by name, each [B, N, C]
+  // (sret: the input of every pooling layer), for the distribution-shift figures of the
+  // evaluation variants. Off by default: they hold memory.
+  virtual void set_probing(bool /*on*/) {}
+  virtual std::vector<std::pair<std::string, at::Tensor>> probes() const { return {}; }
 };
 
 }  // namespace lrb

@@ -24,6 +24,7 @@
 #include "suite/run/data_cache.h"
 #include "suite/run/metrics.h"
 #include "suite/run/model.h"
+#include "suite/run/variant_eval.h"
 #include "suite/runtime/counting_allocator.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/device_memory.h"
@@ -113,6 +114,7 @@ class RunExecution {
       prepare();
       if (measuring()) measure();
       else train_and_evaluate();
+      if (run_.spec.contains("evaluate")) evaluate_variants_of_run();
       out.status = RunStatus::Ok;
     } catch (const StopRequested&) {
       out.status = RunStatus::Stopped;
@@ -281,6 +283,22 @@ class RunExecution {
     for (const auto& m : info.metrics) c["eval_" + m].push_back(compute_metric(m, all, eval.y));
     state_.last_eval_step = state_.step;
     model_->train();
+  }
+
+  // The trained weights again under each [[variant]] (variant_eval.h); a stop between
+  // batches checkpoints the finished training, so the variants run again on resume.
+  void evaluate_variants_of_run() {
+    const VariantEvalInput in{run_.spec.at("evaluate"), data_->eval, run_.task_info,
+                              run_.train().at("batch_size").get<std::int64_t>(), device_,
+                              [] {
+                                if (stop_requested()) throw StopRequested{};
+                              }};
+    RunRecord out;
+    evaluate_variants(*model_, in, out);
+    for (const auto& [name, value] : out.metrics) record_.metrics[name] = value;
+    for (auto& [name, values] : out.curves) state_.curves[name] = std::move(values);  // finish_record copies them
+    record_.records["variants"] = out.records.at("variants");
+    record_.records["probes"] = out.records.at("probes");
   }
 
   struct StepResult {
