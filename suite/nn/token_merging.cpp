@@ -1,6 +1,7 @@
 #include "suite/nn/token_merging.h"
 
 #include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>  // at::NoGradGuard (ATen.h no longer brings it in LibTorch 2.x)
 
 #include <limits>
 #include <stdexcept>
