@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 // As given on the command line; parse_* and check_* turn them into an SbatchJob.
 struct SlurmArgs {
   std::string spec, out;
-  std::string nodes = "1", ntasks_per_node = "1", gpus_per_task = "0", cpus_per_task;
+  std::string nodes = "1", ntasks_per_node, gpus_per_task = "0", cpus_per_task;  // ntasks_per_node "": the default
   std::string time, partition, account, array, signal_lead = "120";
   bool submit = false;
 };
@@ -78,7 +78,16 @@ int slurm_command(const SlurmArgs& a) {
   SbatchJob job;
   job.name = spec.sweep.name;
   job.nodes = parse_slurm_count("--nodes", a.nodes, 1, 100000);
-  job.ntasks_per_node = parse_slurm_count("--ntasks-per-node", a.ntasks_per_node, 1, 4096);
+  // Data parallelism: by default one run's group of ranks per node (its ranks exchange
+  // gradients every step, fastest within a node); a count given must fill whole groups.
+  const int ranks_per_run = spec.sweep.ranks_per_run;
+  job.ntasks_per_node = a.ntasks_per_node.empty() ? ranks_per_run
+                                                  : parse_slurm_count("--ntasks-per-node", a.ntasks_per_node, 1, 4096);
+  if (static_cast<std::int64_t>(job.nodes) * job.ntasks_per_node % ranks_per_run != 0)
+    throw UserError(fmt::format("{}: ranks_per_run = {} but --nodes {} x --ntasks-per-node {} gives {} task(s), not a "
+                                "multiple of {}: give --ntasks-per-node {} (one run per node), or a count that fills whole groups",
+                                spec.sweep.ranks_per_run_at.str(), ranks_per_run, job.nodes, job.ntasks_per_node,
+                                static_cast<std::int64_t>(job.nodes) * job.ntasks_per_node, ranks_per_run, ranks_per_run));
   job.gpus_per_task = parse_slurm_count("--gpus-per-task", a.gpus_per_task, 0, 64);
   // By default a task gets the cores its ranks' threads use.
   job.cpus_per_task = a.cpus_per_task.empty() ? std::max(1, spec.sweep.threads)
@@ -180,7 +189,7 @@ void add_slurm_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("spec", a->spec, "the sweep file (TOML)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out,-o", a->out, "results folder (default: results/<sweep name>); the scripts go to DIR/slurm/");
   cmd->add_option("--nodes,-N", a->nodes, "nodes (default 1)");
-  cmd->add_option("--ntasks-per-node", a->ntasks_per_node, "MPI ranks per node (default 1)");
+  cmd->add_option("--ntasks-per-node", a->ntasks_per_node, "MPI ranks per node (default 1, or the sweep's ranks_per_run)");
   cmd->add_option("--gpus-per-task", a->gpus_per_task, "GPUs per rank (default 0; 1 for device = \"cuda\")");
   cmd->add_option("--cpus-per-task,-c", a->cpus_per_task, "cores per rank (default: the sweep's threads, or 1 for auto)");
   cmd->add_option("--time,-t", a->time, "time limit per attempt, as sbatch takes it (90, 2:00:00, 1-00:00:00)");

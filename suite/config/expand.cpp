@@ -82,6 +82,32 @@ std::int64_t combinations(const std::vector<OptionAxis>& axes) {
   return n;
 }
 
+// A data-parallel run splits each step's global batch over its group: every rank needs a
+// sample. A measurement reports one device's memory and time, so it runs on one rank.
+void check_ranks_per_run(const SweepSpec& spec) {
+  const int k = spec.sweep.ranks_per_run;
+  if (k == 1) return;
+  if (!spec.measure.is_null())
+    throw UserError(spec.sweep.ranks_per_run_at,
+                    "ranks_per_run = " + std::to_string(k) +
+                        " with [measure]: a measurement reports one device's memory and step time, so it runs on one "
+                        "rank; remove ranks_per_run (or [measure])");
+  for (const auto& axis : spec.train) {
+    if (axis.name != "batch_size") continue;
+    for (const auto& v : axis.values)
+      if (v.get<std::int64_t>() < k)
+        throw UserError(axis.where, "[train] batch_size = " + v.dump() + " is smaller than ranks_per_run = " +
+                                        std::to_string(k) + " (" + spec.sweep.ranks_per_run_at.str() +
+                                        "): each rank of a run trains on a slice of the global batch and needs at least one sample");
+    return;
+  }
+  for (const auto& o : train_schema().options)
+    if (o.name == "batch_size" && o.default_value.get<std::int64_t>() < k)
+      throw UserError(spec.sweep.ranks_per_run_at, "ranks_per_run = " + std::to_string(k) + " is larger than the default batch_size (" +
+                                                       o.default_value.dump() + "): set [train] batch_size to at least " +
+                                                       std::to_string(k));
+}
+
 }  // namespace
 
 std::int64_t count_runs_upper_bound(const SweepSpec& spec) {
@@ -103,6 +129,7 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
                         std::to_string(kMaxRunsLimit) + ")");
   if (spec.tasks.empty() || spec.models.empty())
     throw UserError(SourceLocation{spec.file, 0, 0}, "the sweep has no runs: it needs a [[task]] and a [[model]]");
+  check_ranks_per_run(spec);
   ExpandedSweep out;
   const auto& tasks = TaskRegistry::instance();
   const auto& models = ModelRegistry::instance();
@@ -205,6 +232,9 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
             // Only measurement runs carry the key, so training runs keep their identity.
             if (!spec.measure.is_null()) s["measure"] = spec.measure;
             if (!evaluate.is_null()) s["evaluate"] = evaluate;
+            // The group size changes the arithmetic (how the gradient is summed), so it is
+            // part of the run; absent at 1, so single-rank runs keep their keys.
+            if (spec.sweep.ranks_per_run > 1) s["ranks_per_run"] = spec.sweep.ranks_per_run;
             RunSpec run = make_run_spec(std::move(s), ts.info, cost);
             run.index = static_cast<std::int64_t>(out.runs.size());
             out.runs.push_back(std::move(run));

@@ -13,6 +13,7 @@ const json& RunSpec::train() const { return spec.at("train"); }
 const json& RunSpec::task_options() const { return spec.at("task").at("options"); }
 const json& RunSpec::model_options() const { return spec.at("model").at("options"); }
 std::string RunSpec::device() const { return spec.at("device").get<std::string>(); }
+int RunSpec::ranks_per_run() const { return spec.value("ranks_per_run", 1); }
 
 std::string run_key_of(const json& spec) { return sha256_hex(spec.dump()); }
 

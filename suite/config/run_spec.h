@@ -29,6 +29,7 @@ struct RunSpec {
   const json& task_options() const;
   const json& model_options() const;
   std::string device() const;
+  int ranks_per_run() const;  // 1 unless the spec names a data-parallel group
 };
 
 // Builds a RunSpec from its parts, resolving nothing (the parts must already be resolved).

@@ -17,6 +17,7 @@ const OptionSchema& sweep_schema() {
       {"threads", OptionType::Int, json("auto"), "intra-op threads per rank: \"auto\" (cores on the node / ranks on the node) or a number", {}, 1, 1024, false, false},
       {"checkpoint_every", OptionType::Int, json(0), "steps between periodic checkpoints (0: only when stopped by a signal)", {}, 0, {}, false, false},
       {"max_runs", OptionType::Int, json(kDefaultMaxRuns), "refuse a sweep that expands to more runs than this (counted before any run is built)", {}, 1, kMaxRunsLimit, false, false},
+      {"ranks_per_run", OptionType::Int, json(1), "MPI ranks that train one run together (data parallel; must divide the job's rank count)", {}, 1, kMaxRanksPerRun, false, false},
       {"description", OptionType::String, json(""), "free text, kept with the results", {}, {}, {}, false, false},
   }};
   return schema;
@@ -110,6 +111,9 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
         spec.sweep.device = v.get<std::string>();
       } else if (key == "checkpoint_every") {
         spec.sweep.checkpoint_every = v.get<std::int64_t>();
+      } else if (key == "ranks_per_run") {
+        spec.sweep.ranks_per_run = static_cast<int>(v.get<std::int64_t>());
+        spec.sweep.ranks_per_run_at = vat;
       }
     }
   }
@@ -254,6 +258,7 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
         if (side->match.empty()) continue;
         side->match.emplace_back("base_seed", spec.sweep.base_seed);
         side->match.emplace_back("device", spec.sweep.device);
+        if (spec.sweep.ranks_per_run > 1) side->match.emplace_back("ranks_per_run", spec.sweep.ranks_per_run);
         if (!spec.measure.is_null()) side->match.emplace_back("measure", spec.measure);
       }
   }

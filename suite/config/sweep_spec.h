@@ -18,6 +18,8 @@ inline constexpr std::uintmax_t kMaxSweepFileBytes = std::uintmax_t{1} << 20;
 // kDefaultMaxRuns, at most kMaxRunsLimit (each run costs a few KiB of memory to describe).
 inline constexpr std::int64_t kDefaultMaxRuns = 10000;
 inline constexpr std::int64_t kMaxRunsLimit = 1000000;
+// The largest data-parallel group a run may span.
+inline constexpr int kMaxRanksPerRun = 4096;
 
 struct SweepSettings {
   std::string name;
@@ -27,6 +29,11 @@ struct SweepSettings {
   int threads = 0;               // 0 = auto: cores on the node / ranks on the node
   std::int64_t checkpoint_every = 0;  // steps between periodic checkpoints; 0 = only when stopped
   std::int64_t max_runs = kDefaultMaxRuns;  // refuse a larger expansion
+  // Data parallelism: each run trains on this many consecutive MPI ranks (its group),
+  // each on a slice of the global batch. Must divide the job's rank count (checked when
+  // the job starts: sweep_runner.cpp). Where the user wrote it, for that message.
+  int ranks_per_run = 1;
+  SourceLocation ranks_per_run_at;
 };
 
 struct Block {  // one [[task]] or [[model]] table

@@ -15,10 +15,10 @@ constexpr int kTagReply = 7102;
 constexpr auto kPoll = std::chrono::milliseconds(2);
 }  // namespace
 
-WorkQueue::WorkQueue(const MpiSession& mpi, std::vector<WorkItem> items, ProgressBoard* board)
-    : mpi_(mpi), items_(std::move(items)), board_(board) {
+WorkQueue::WorkQueue(const MpiSession& mpi, std::vector<WorkItem> items, ProgressBoard* board, int ranks_per_item)
+    : mpi_(mpi), items_(std::move(items)), board_(board), askers_(mpi.size() / std::max(1, ranks_per_item)) {
   std::stable_sort(items_.begin(), items_.end(), [](const WorkItem& a, const WorkItem& b) { return a.cost > b.cost; });
-  if (mpi_.rank() == 0 && mpi_.size() > 1) service_ = std::thread([this] { service_loop(); });
+  if (mpi_.rank() == 0 && askers_ > 1) service_ = std::thread([this] { service_loop(); });
 }
 
 WorkQueue::~WorkQueue() {
@@ -46,7 +46,7 @@ std::int64_t WorkQueue::serve(int rank, std::int64_t prev_index, int prev_outcom
 }
 
 void WorkQueue::service_loop() {
-  const int others = mpi_.size() - 1;
+  const int others = askers_ - 1;
   int released_others = 0;
   while (released_others < others) {
     int flag = 0;

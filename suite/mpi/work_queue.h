@@ -20,8 +20,11 @@ struct QueueTotals {
 
 class WorkQueue {
  public:
-  // Every rank passes the same items; they are served in order of decreasing cost.
-  WorkQueue(const MpiSession& mpi, std::vector<WorkItem> items, ProgressBoard* board /* rank 0 only */);
+  // Every rank passes the same items; they are served in order of decreasing cost. With
+  // `ranks_per_item` = k > 1 (data parallelism) only ranks 0, k, 2k... ask: each hands
+  // what it gets to the rest of its group (suite/mpi/mpi_run_group.h). Every rank calls finish().
+  WorkQueue(const MpiSession& mpi, std::vector<WorkItem> items, ProgressBoard* board /* rank 0 only */,
+            int ranks_per_item = 1);
   ~WorkQueue();
 
   // Reports how the previous item ended (if any) and returns the next index, or nothing
@@ -42,6 +45,7 @@ class WorkQueue {
   int ranks_released_ = 0;  // ranks told "no more work"
   QueueTotals totals_;
   ProgressBoard* board_;
+  int askers_;  // ranks that ask for work: the world, or one per group
   std::mutex mutex_;
   std::thread service_;
 };

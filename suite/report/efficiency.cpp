@@ -29,6 +29,10 @@ const std::vector<EfficiencyMetric>& efficiency_metrics() {
       // Measured by MixFormer with check_form, in measurement runs: max|O_form - O_parallel| /
       // max|O_parallel| over its TALA calls (a correctness figure, not a cost, shown with them).
       {"form_gap", "form gap", false, EfficiencyUnit::kPlain, ""},
+      // Data-parallel runs (ranks_per_run > 1): the gradient exchange's median time, and
+      // its median share of a step's time.
+      {"allreduce_seconds_median", "exchange median", false, EfficiencyUnit::kSeconds, ""},
+      {"allreduce_share", "exchange share", false, EfficiencyUnit::kPlain, ""},
       {"memory_budget_bytes", "memory budget", false, EfficiencyUnit::kBytes, "max_batch_in_budget"},
   };
   return m;

@@ -19,9 +19,11 @@
 #include "suite/core/errors.h"
 #include "suite/core/seeds.h"
 #include "suite/core/stop_flag.h"
+#include "suite/mpi/run_group.h"
 #include "suite/registry/registry.h"
 #include "suite/run/checkpoint.h"
 #include "suite/run/data_cache.h"
+#include "suite/run/gradient_exchange.h"
 #include "suite/run/metrics.h"
 #include "suite/run/model.h"
 #include "suite/run/variant_eval.h"
@@ -110,16 +112,34 @@ class RunExecution {
     record_.provenance["started_at"] = utc_now_iso();
     record_.records["task"] = run_.task_info.to_json();
     RunOutcome out;
+    if (in_group()) record_.provenance["data_parallel"] = ctx_.group->describe();
     try {
-      prepare();
+      if (in_group()) {
+        // A member that cannot start (its data, its memory) stops the whole group here,
+        // before the first collective of training.
+        std::string why;
+        try {
+          prepare();
+        } catch (const std::exception& e) {
+          why = error_text(e);
+        }
+        fail_if_any_member_failed(why);
+      } else {
+        prepare();
+      }
+      resume_from_checkpoint();
       if (measuring()) measure();
       else train_and_evaluate();
-      if (run_.spec.contains("evaluate")) evaluate_variants_of_run();
+      // The variants evaluate the trained weights, which every member holds: member 0 alone.
+      if (run_.spec.contains("evaluate") && writes_files()) evaluate_variants_of_run();
       out.status = RunStatus::Ok;
     } catch (const StopRequested&) {
       out.status = RunStatus::Stopped;
-      out.error = fmt::format("stopped by signal {} at step {}; run the same command again to resume",
-                              stop_signal(), state_.step);
+      out.error = stop_signal() != 0
+                      ? fmt::format("stopped by signal {} at step {}; run the same command again to resume", stop_signal(), state_.step)
+                      : fmt::format("stopped at step {} because another rank of the run's group was asked to stop; run the "
+                                    "same command again to resume",
+                                    state_.step);
     } catch (const std::exception& e) {
       out.status = RunStatus::Failed;
       if (CpuMemoryCounter::budget_hit())
@@ -132,7 +152,7 @@ class RunExecution {
     CpuMemoryCounter::set_limit(0);
     CpuMemoryCounter::clear_budget_hit();
     // A stopped measurement starts again from scratch: it has nothing worth keeping.
-    if (out.status == RunStatus::Stopped && !measuring()) {
+    if (out.status == RunStatus::Stopped && !measuring() && writes_files()) {
       try {
         if (model_ && optimizer_) save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
       } catch (const std::exception& e) {
@@ -140,7 +160,7 @@ class RunExecution {
       }
     }
     finish_record(out, wall_start);
-    if (ctx_.publish) {
+    if (ctx_.publish && writes_files()) {
       fs::create_directories(ctx_.results_dir / "runs");
       write_run_file(run_file_path_in(ctx_.results_dir, run_.key), record_);
       if (out.status != RunStatus::Stopped) {
@@ -185,17 +205,52 @@ class RunExecution {
     record_.provenance["memory_source"] = run_memory_source(device_);
     CpuMemoryCounter::clear_budget_hit();
     flops_ = model->flops ? model->flops(run_.model_options(), run_.task_info) : std::nan("");
+    model_entry_ = model;
     build_from_scratch(*model);
+  }
 
+  bool in_group() const { return ctx_.group != nullptr && ctx_.group->size() > 1; }
+  // Member 0 of a group (or a rank alone) writes the run file and the checkpoints.
+  bool writes_files() const { return !in_group() || ctx_.group->rank() == 0; }
+
+  // Collective: when any member's text is not empty, every member throws it (the first).
+  void fail_if_any_member_failed(const std::string& why) {
+    const auto texts = ctx_.group->gather_text(why);
+    for (std::size_t m = 0; m < texts.size(); ++m)
+      if (!texts[m].empty())
+        throw std::runtime_error(fmt::format("member {} of the run's {}-rank group failed: {}", m, ctx_.group->size(), texts[m]));
+  }
+
+  // Continues from the run's checkpoint when one exists and can be used. The members of a
+  // group each read it and agree: all resume from it, or all start from step 0.
+  void resume_from_checkpoint() {
+    if (!ctx_.publish || measuring()) return;
     const fs::path ckpt = checkpoint_path(ctx_.results_dir, run_.key);
-    if (ctx_.publish && !measuring() && fs::exists(ckpt)) {
+    const bool present = fs::exists(ckpt);
+    std::string bad;
+    if (present) {
       try {
         load_checkpoint(ckpt, run_.key, *model_, *optimizer_, state_);
       } catch (const BadCheckpoint& e) {
-        discard_checkpoint(ckpt, e.what());
-        build_from_scratch(*model);  // the load may have changed part of the model
-        return;
+        bad = e.what();
       }
+    }
+    bool usable = present && bad.empty();
+    if (in_group()) {
+      const int mine = !present ? 0 : bad.empty() ? 1 : 2;
+      const int highest = ctx_.group->max(mine), lowest = -ctx_.group->max(-mine);
+      if (usable && (lowest != 1 || highest != 1)) {
+        usable = false;
+        record_.provenance["checkpoint_discarded"] = {{"file", ckpt.string()},
+                                                      {"reason", "not every member of the run's group could use it"}};
+      }
+    }
+    if (!bad.empty() && writes_files()) discard_checkpoint(ckpt, bad);
+    if (!usable) {
+      if (present) build_from_scratch(*model_entry_);  // the load may have changed part of the model
+      return;
+    }
+    {
       state_.attempt += 1;
       record_.provenance["resumed_from_step"] = state_.step;
       if (state_.threads != ctx_.threads)
@@ -263,7 +318,9 @@ class RunExecution {
     return idx;
   }
 
-  void evaluate() {
+  // `stoppable`: a stop ends it between batches. Member 0 of a group evaluates alone and
+  // is not stoppable: the group agrees on a stop at the next step boundary instead.
+  void evaluate(bool stoppable = true) {
     model_->eval();
     at::NoGradGuard no_grad;
     const auto& eval = data_->eval;
@@ -271,7 +328,7 @@ class RunExecution {
     const std::int64_t batch = run_.train().at("batch_size").get<std::int64_t>();
     std::vector<at::Tensor> logits;
     for (std::int64_t start = 0; start < n; start += batch) {
-      if (stop_requested()) throw StopRequested{};
+      if (stoppable && stop_requested()) throw StopRequested{};
       const std::int64_t len = std::min(batch, n - start);
       logits.push_back(model_->forward(eval.x.narrow(0, start, len).to(device_)).to(at::kCPU));
     }
@@ -319,18 +376,22 @@ class RunExecution {
     const std::int64_t peak_before = run_peak_bytes(device_);
     run_reset_peak(device_);
     for (auto& g : optimizer_->param_groups()) g.options().set_lr(lr);
-    const at::Tensor index = at::tensor(at::ArrayRef<std::int64_t>(idx), at::kLong);
-    const at::Tensor x = data_->train.x.index_select(0, index).to(device_);
-    const at::Tensor y = data_->train.y.index_select(0, index).to(device_);
-    optimizer_->zero_grad();
-    const at::Tensor loss = loss_of(model_->forward(x), y, run_.task_info.multilabel);
     StepResult r;
-    r.loss = loss.item<double>();
-    if (std::isfinite(r.loss)) {
-      loss.backward();
-      const double clip = run_.train().at("grad_clip");
-      if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
-      optimizer_->step();
+    if (in_group()) {
+      step_in_group(idx, r);
+    } else {
+      const at::Tensor index = at::tensor(at::ArrayRef<std::int64_t>(idx), at::kLong);
+      const at::Tensor x = data_->train.x.index_select(0, index).to(device_);
+      const at::Tensor y = data_->train.y.index_select(0, index).to(device_);
+      optimizer_->zero_grad();
+      const at::Tensor loss = loss_of(model_->forward(x), y, run_.task_info.multilabel);
+      r.loss = loss.item<double>();
+      if (std::isfinite(r.loss)) {
+        loss.backward();
+        const double clip = run_.train().at("grad_clip");
+        if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
+        optimizer_->step();
+      }
     }
     synchronize_device(device_);
     r.peak_bytes = run_peak_bytes(device_) - live_before;
@@ -339,6 +400,58 @@ class RunExecution {
     state_.peak_step_bytes = std::max(state_.peak_step_bytes, r.peak_bytes);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
+  }
+
+  // A data-parallel step: this member's slice of the global batch `idx` (contiguous, sizes
+  // differing by at most one), its loss scaled by the slice's share so that the group's
+  // summed gradient is the global batch's mean gradient, the exchange, then the same
+  // clipping and optimizer step on every member. Dropout draws from a stream per step and
+  // member, so that a resumed run draws what an uninterrupted one would.
+  void step_in_group(const std::vector<std::int64_t>& idx, StepResult& r) {
+    const int member = ctx_.group->rank(), members = ctx_.group->size();
+    const auto total = static_cast<std::int64_t>(idx.size());
+    const std::int64_t begin = total * member / members, end = total * (member + 1) / members;
+    torch::manual_seed(derive_seed(run_.base_seed(), static_cast<std::uint64_t>(run_.seed_index()),
+                                   fmt::format("{}/step-{}/member-{}", kStreamDropout, state_.step, member)));
+    double share = 0;
+    std::string error;
+    try {
+      optimizer_->zero_grad();
+      const std::vector<std::int64_t> mine(idx.begin() + begin, idx.begin() + end);
+      const at::Tensor index = at::tensor(at::ArrayRef<std::int64_t>(mine), at::kLong);
+      const at::Tensor x = data_->train.x.index_select(0, index).to(device_);
+      const at::Tensor y = data_->train.y.index_select(0, index).to(device_);
+      const at::Tensor loss =
+          loss_of(model_->forward(x), y, run_.task_info.multilabel) * (static_cast<double>(end - begin) / static_cast<double>(total));
+      share = loss.item<double>();
+      if (std::isfinite(share)) loss.backward();
+    } catch (const std::exception& e) {
+      error = CpuMemoryCounter::budget_hit() ? "memory budget exceeded: " + error_text(e) : error_text(e);
+    }
+    synchronize_device(device_);
+    const auto t0 = std::chrono::steady_clock::now();
+    const ExchangeResult ex = exchange_gradients(*ctx_.group, model_->parameters(), share, error);
+    state_.curves["allreduce_seconds"].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (ex.failed) throw std::runtime_error(ex.error);
+    r.loss = ex.loss;
+    if (std::isfinite(r.loss)) {
+      const double clip = run_.train().at("grad_clip");
+      if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
+      optimizer_->step();
+    }
+  }
+
+  // Collective, at each step boundary of a group: every member learns whether one was
+  // asked to stop or failed since the last boundary, so that all stop at the same step.
+  void agree_at_boundary() {
+    const int mine = !pending_error_.empty() ? 2 : stop_requested() ? 1 : 0;
+    const int code = ctx_.group->max(mine);
+    if (code == 2) {
+      const std::string why = pending_error_;
+      pending_error_.clear();
+      fail_if_any_member_failed(why);
+    }
+    if (code == 1 && state_.step < run_.train().at("steps").get<std::int64_t>()) throw StopRequested{};
   }
 
   std::vector<std::int64_t> cyclic_batch(std::int64_t batch) const {
@@ -427,9 +540,23 @@ class RunExecution {
     for (const char* name : {"train_step", "train_loss", "lr", "step_seconds", "step_peak_bytes"}) c[name];
     while (true) {
       const bool eval_due = state_.step == steps || (eval_every > 0 && state_.step > 0 && state_.step % eval_every == 0);
-      if (eval_due && state_.last_eval_step != state_.step) evaluate();
+      if (eval_due && state_.last_eval_step != state_.step) {
+        if (!in_group()) {
+          evaluate();
+        } else if (writes_files()) {
+          // The replicas are identical: member 0 evaluates for the group, the others wait.
+          try {
+            evaluate(/*stoppable=*/false);
+          } catch (const std::exception& e) {
+            pending_error_ = "evaluation: " + error_text(e);
+          }
+        } else {
+          state_.last_eval_step = state_.step;
+        }
+      }
+      if (in_group()) agree_at_boundary();
       if (state_.step >= steps) break;
-      if (stop_requested()) throw StopRequested{};
+      if (stop_requested() && !in_group()) throw StopRequested{};
 
       const double lr = learning_rate_at(train, state_.step);
       const StepResult r = train_step(next_batch(batch), lr);
@@ -443,9 +570,22 @@ class RunExecution {
       c["lr"].push_back(lr);
       c["step_seconds"].push_back(secs);
       c["step_peak_bytes"].push_back(static_cast<double>(step_peak));
-      if (ctx_.checkpoint_every > 0 && ctx_.publish && state_.step % ctx_.checkpoint_every == 0 && state_.step < steps)
-        save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
+      if (ctx_.checkpoint_every > 0 && ctx_.publish && writes_files() && state_.step % ctx_.checkpoint_every == 0 &&
+          state_.step < steps) {
+        if (!in_group()) {
+          save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
+        } else {
+          try {  // told to the group at the next boundary
+            save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
+          } catch (const std::exception& e) {
+            pending_error_ = "checkpoint: " + error_text(e);
+          }
+        }
+      }
     }
+    if (in_group())
+      if (const std::string differ = replicas_differ(*ctx_.group, model_->parameters()); !differ.empty())
+        throw std::runtime_error(differ);
     state_.peak_bytes = std::max(state_.peak_bytes, run_peak_bytes(device_));
   }
 
@@ -491,6 +631,14 @@ class RunExecution {
       m["step_seconds_p95"] = quantile(steady, 0.95);
       m["samples_per_s"] = batch / med;
       m["tokens_per_s"] = batch * static_cast<double>(run_.task_info.tokens()) / med;
+      // Data parallelism: what the gradient exchange costs, alone and as a share of a step.
+      if (auto ar = c.find("allreduce_seconds"); ar != c.end() && ar->second.size() == v.size()) {
+        const std::vector<double> exchange(ar->second.begin() + static_cast<std::ptrdiff_t>(warm), ar->second.end());
+        m["allreduce_seconds_median"] = quantile(exchange, 0.5);
+        std::vector<double> share(exchange.size());
+        for (std::size_t i = 0; i < share.size(); ++i) share[i] = exchange[i] / steady[i];
+        m["allreduce_share"] = quantile(share, 0.5);
+      }
     }
     m["peak_bytes"] = static_cast<double>(state_.peak_bytes);
     if (const std::int64_t device_peak = device_peak_bytes(device_); device_peak >= 0 && !m.count("device_peak_bytes"))
@@ -505,6 +653,8 @@ class RunExecution {
 
   const RunSpec& run_;
   const RunContext& ctx_;
+  const ModelEntry* model_entry_ = nullptr;
+  std::string pending_error_;  // a member's failure between collectives, told at the next one
   RunRecord record_;
   TrainState state_;
   std::shared_ptr<const TaskData> data_;

@@ -13,6 +13,8 @@
 
 namespace lrb {
 
+class RunGroup;
+
 struct RunContext {
   std::filesystem::path results_dir;  // writes runs/<key>.h5, checkpoints/<key>.pt
   int threads = 1;                    // intra-op threads, set before anything runs
@@ -21,6 +23,9 @@ struct RunContext {
   nlohmann::json provenance = nlohmann::json::object();  // job-level facts (sweep, rank, host...)
   bool publish = true;                // false: return the record without writing (tests, measure)
   std::filesystem::path data_cache;   // task data cache folder (suite/run/data_cache.h); empty: memory only
+  // The ranks that train this run together (data parallelism); null or of size 1: this
+  // rank alone. Every member calls execute_run for the same run; member 0 writes its files.
+  RunGroup* group = nullptr;
 };
 
 struct RunOutcome {

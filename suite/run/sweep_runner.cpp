@@ -18,6 +18,7 @@
 #include "suite/core/files.h"
 #include "suite/core/stop_flag.h"
 #include "suite/core/version.h"
+#include "suite/mpi/mpi_run_group.h"
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/work_queue.h"
 #include "suite/run/data_cache.h"
@@ -230,6 +231,15 @@ int run_sweep(const SweepRunOptions& options) {
     return kExitUsage;
   }
 
+  const int ranks_per_run = spec.sweep.ranks_per_run;
+  if (mpi.size() % ranks_per_run != 0) {
+    if (mpi.rank() == 0)
+      fmt::print(stderr, "lrbench: error: {}: ranks_per_run = {} does not divide the job's {} rank(s): start a multiple of {} "
+                         "ranks (mpirun -np, srun --ntasks), or change ranks_per_run\n",
+                 spec.sweep.ranks_per_run_at.str(), ranks_per_run, mpi.size(), ranks_per_run);
+    return kExitUsage;
+  }
+
   const int requested = options.threads >= 0 ? options.threads : spec.sweep.threads;
   const int threads = requested > 0 ? requested : std::max(1, available_cores() / std::max(1, mpi.local_size()));
   at::set_num_threads(threads);
@@ -296,6 +306,9 @@ int run_sweep(const SweepRunOptions& options) {
     if (!ex.skipped.empty())
       fmt::print(stderr, "lrbench: {} combination(s) skipped (listed in {}/sweep.json)\n", ex.skipped.size(), out.string());
     board = std::make_unique<ProgressBoard>(items, mpi.size(), scan.finished, stderr);
+    if (ranks_per_run > 1)
+      fmt::print(stderr, "lrbench: data parallel: each run trains on {} ranks, {} run(s) at a time\n", ranks_per_run,
+                 mpi.size() / ranks_per_run);
   }
 
   RunContext ctx;
@@ -323,16 +336,32 @@ int run_sweep(const SweepRunOptions& options) {
     }
   }
 
-  WorkQueue queue(mpi, items, board.get());
+  // Data parallelism: the world in groups of ranks_per_run; the first rank of each asks the
+  // queue and hands each run to the rest of its group.
+  std::unique_ptr<MpiRunGroup> group;
+  if (ranks_per_run > 1) group = std::make_unique<MpiRunGroup>(mpi, ranks_per_run);
+  ctx.group = group.get();
+  const bool asks_queue = !group || group->rank() == 0;
+
+  WorkQueue queue(mpi, items, board.get(), ranks_per_run);
   std::optional<std::pair<std::int64_t, ItemOutcome>> previous;
   int internal_error = 0;
-  while (auto idx = queue.next(previous)) {
+  auto next_run = [&]() -> std::optional<std::int64_t> {
+    if (!group) return queue.next(previous);
+    std::int64_t idx = -1;
+    if (asks_queue) idx = queue.next(previous).value_or(-1);
+    idx = group->share_from_leader(idx);
+    if (idx < 0) return std::nullopt;
+    return idx;
+  };
+  while (auto idx = next_run()) {
     const RunSpec& run = ex.runs[static_cast<std::size_t>(*idx)];
     ItemOutcome outcome = ItemOutcome::Failed;
     try {
       RunOutcome r = execute_run(run, ctx);
       outcome = r.status == RunStatus::Ok ? ItemOutcome::Ok : r.status == RunStatus::Failed ? ItemOutcome::Failed : ItemOutcome::Stopped;
-      if (r.status != RunStatus::Ok)
+      // A group's member 0 speaks for it (the others end the same way).
+      if (r.status != RunStatus::Ok && asks_queue)
         fmt::print(stderr, "lrbench: {} {}: {}\n", describe_run(run, varying), status_name(r.status), r.error);
     } catch (const std::exception& e) {
       // Publishing the record failed: nothing of this run is stored. Report and go on.

@@ -241,25 +241,6 @@ TEST(MpiSweep, OneRankAndTwoRanksGiveBitIdenticalRuns) {
   EXPECT_EQ(ranks.size(), 2u) << "both ranks should have run work";
 }
 
-std::vector<pid_t> children_of(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state;
-    pid_t ppid;
-    rest >> state >> ppid;
-    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stoi(name)));
-  }
-  return out;
-}
-
 TEST(MpiSweep, KillNineOfOneRankThenRerunCompletesEveryRunOnce) {
   TempDir t;
   std::string spec = test::tiny_sweep(150);
@@ -271,11 +252,9 @@ TEST(MpiSweep, KillNineOfOneRankThenRerunCompletesEveryRunOnce) {
   for (const auto& e : std::filesystem::directory_iterator(t / "out" / "runs"))
     if (e.path().filename().string()[0] != '.') finished[e.path().string()] = test::file_sha256(e.path());
   ASSERT_GE(finished.size(), 2u);
-  std::vector<pid_t> ranks;
-  for (pid_t c : children_of(job.pid()))
-    if (std::filesystem::read_symlink("/proc/" + std::to_string(c) + "/exe").filename() == "lrbench-core") ranks.push_back(c);
+  const std::map<int, pid_t> ranks = test::mpi_ranks_of(job.pid());
   ASSERT_EQ(ranks.size(), 2u) << job.output();
-  kill(ranks.back(), SIGKILL);
+  kill(ranks.at(1), SIGKILL);
   const int code = job.wait(120s);
   EXPECT_NE(code, 0) << job.output();
 

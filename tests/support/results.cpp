@@ -22,7 +22,8 @@ namespace {
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 bool is_timing(const std::string& name) {
   static const std::set<std::string> timing = {"step_seconds", "step_seconds_median", "step_seconds_p95",
-                                               "samples_per_s", "tokens_per_s", "wall_seconds"};
+                                               "samples_per_s", "tokens_per_s", "wall_seconds",
+                                               "allreduce_seconds", "allreduce_seconds_median", "allreduce_share"};
   return timing.count(name) > 0;
 }
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 #include "suite/core/files.h"
@@ -107,6 +108,31 @@ Result run(const std::vector<std::string>& argv, std::chrono::seconds timeout, c
 }
 
 std::string lrbench() { return LRB_BINARY; }
+
+std::map<int, pid_t> mpi_ranks_of(pid_t mpirun_pid) {
+  std::map<int, pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid != mpirun_pid) continue;
+    std::error_code ec;
+    if (std::filesystem::read_symlink(e.path() / "exe", ec).filename() != "lrbench-core") continue;
+    std::ifstream environ(e.path() / "environ");
+    std::string var;
+    while (std::getline(environ, var, '\0'))
+      if (var.rfind("OMPI_COMM_WORLD_RANK=", 0) == 0) out[std::stoi(var.substr(21))] = static_cast<pid_t>(std::stoi(name));
+  }
+  return out;
+}
 
 std::vector<std::string> mpirun(int ranks) {
   return {"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", std::to_string(ranks)};

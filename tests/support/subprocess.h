@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,9 @@ Result run(const std::vector<std::string>& argv, std::chrono::seconds timeout = 
            const std::vector<std::string>& extra_env = {});
 
 std::string lrbench();  // path of the built lrbench binary
+// The lrbench processes mpirun `mpirun_pid` started, by MPI world rank (from each one's
+// OMPI_COMM_WORLD_RANK): a test kills or signals one rank of a job.
+std::map<int, pid_t> mpi_ranks_of(pid_t mpirun_pid);
 std::vector<std::string> mpirun(int ranks);  // mpirun prefix with the flags this machine needs
 
 // A fresh folder under the build's temporary space, removed at destruction.

@@ -86,7 +86,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"duplicate axis value", with("seq_len = [64, 128]", "seq_len = [64, 64]"), "bad.toml:13:16", "'seq_len' lists 64 twice"},
         BadCase{"task as table", with("[[task]]", "[task]"), "bad.toml:11:1", "write [[task]]"},
         BadCase{"duplicate model table", std::string(kGood) + "\n[[model]]\nname = \"transformer\"\ndim = 32\n", "bad.toml:21:1", "same run as an earlier one"},
-        BadCase{"listops length rule", with("train_size = 16", "max_length = 500"), "bad.toml:14:1", "longer than seq_len"}),
+        BadCase{"listops length rule", with("train_size = 16", "max_length = 500"), "bad.toml:14:1", "longer than seq_len"},
+        BadCase{"no ranks per run", with("base_seed = 7", "base_seed = 7\nranks_per_run = 0"), "bad.toml:6:17", "must be at least 1, got 0"},
+        BadCase{"ranks per run beyond the batch", with("base_seed = 7", "base_seed = 7\nranks_per_run = 8"), "bad.toml:10:1",
+                "smaller than ranks_per_run = 8"},
+        BadCase{"ranks per run measured", with("base_seed = 7", "base_seed = 7\nranks_per_run = 2") + "\n[measure]\nsteps = 2\n",
+                "bad.toml:6:17", "with [measure]"}),
     [](const ::testing::TestParamInfo<BadCase>& i) {
       std::string n = i.param.name;
       for (auto& ch : n)
@@ -169,6 +174,20 @@ kind = ["a", "b"]
   EXPECT_EQ(ex.runs[0].spec.dump().substr(0, 60), R"({"base_seed":7,"device":"cpu","model":{"name":"golden-model")");
   EXPECT_EQ(ex.runs.front().key, "304bf835dcf3c1b42a6f2b99d9de6f3b869f11f409b090e98a77452a5c8aa076");
   EXPECT_EQ(ex.runs.back().key, "46f36afe297830e3827cdcf663c185bf8c9f5a46dc767b69a81acc9276072ba8");
+}
+
+TEST(ConfigGood, RanksPerRunIsPartOfTheRunOnlyAboveOne) {
+  // A group sums its gradients in another order than one rank: another run. At 1 the spec
+  // has no such key, so every single-rank run keeps its identity.
+  const auto plain = expand_sweep(parse_sweep(kGood, "g.toml"));
+  const auto one = expand_sweep(parse_sweep(with("base_seed = 7", "base_seed = 7\nranks_per_run = 1"), "g.toml"));
+  const auto two = expand_sweep(parse_sweep(with("base_seed = 7", "base_seed = 7\nranks_per_run = 2"), "g.toml"));
+  EXPECT_EQ(one.runs[0].key, plain.runs[0].key);
+  EXPECT_FALSE(plain.runs[0].spec.contains("ranks_per_run"));
+  EXPECT_NE(two.runs[0].key, plain.runs[0].key);
+  EXPECT_EQ(two.runs[0].spec.at("ranks_per_run"), 2);
+  EXPECT_EQ(two.runs[0].ranks_per_run(), 2);
+  EXPECT_EQ(plain.runs[0].ranks_per_run(), 1);
 }
 
 TEST(ConfigGood, SeedListAndBaseSeedChangeKeys) {

@@ -263,6 +263,32 @@ TEST(SbatchCommand, WritesTheScriptAndPrintsItsPath) {
   EXPECT_NE(ss.str().find("/slurm/" + copy + "'"), std::string::npos);
 }
 
+TEST(SbatchCommand, DataParallelSweepsGetWholeGroupsOfTasks) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(30, "ranks_per_run = 2\n"));
+  auto script_of = [&](const std::vector<std::string>& flags) {
+    std::vector<std::string> argv = {test::lrbench(), "slurm", (t / "sweep.toml").string(), "--out", (t / "out").string()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto r = test::run(argv);
+    EXPECT_EQ(r.code, kExitDone) << r.output;
+    std::ifstream in(fs::canonical(t / "out") / "slurm" / "tiny.sbatch");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  // By default one run's group per node.
+  std::string s = script_of({});
+  EXPECT_NE(s.find("#SBATCH --ntasks-per-node=2\n"), std::string::npos) << s;
+  EXPECT_NE(s.find("#SBATCH --ntasks=2\n"), std::string::npos) << s;
+  s = script_of({"--nodes", "2", "--ntasks-per-node", "3"});
+  EXPECT_NE(s.find("#SBATCH --ntasks=6\n"), std::string::npos) << s;
+  auto r = test::run({test::lrbench(), "slurm", (t / "sweep.toml").string(), "--out", (t / "bad").string(), "--nodes", "3",
+                      "--ntasks-per-node", "1"});
+  EXPECT_EQ(r.code, kExitUsage) << r.output;
+  EXPECT_NE(r.output.find("gives 3 task(s), not a multiple of 2"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(t / "bad"));
+}
+
 TEST(SbatchCommand, RefusesUnsafeOrMalformedValuesAndWritesNothing) {
   TempDir t;
   test::write_text(t / "sweep.toml", test::tiny_sweep());
