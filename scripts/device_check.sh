@@ -21,8 +21,8 @@
 #  5. the MAELRE memory study: the largest training batch within 16 GiB held by the CUDA
 #     caching allocator, at N = 2048 and 4096 (the paper reports 180 and 90);
 #  6. a matched-seed determinism check: the same sweep twice, identical per-seed losses;
-#  7. with two or more GPUs, a 2-rank sweep under the prefix's mpirun, one GPU per rank.
-#     Data-parallel runs (one run over several GPUs) are not implemented yet: reported so.
+#  7. with two or more GPUs, a 2-rank sweep under the prefix's mpirun, one GPU per rank, and
+#     a data-parallel sweep (ranks_per_run = 2: one run on both GPUs).
 # Every step is recorded (ok / failed / not run, with why) with its figures.
 #
 # LRB_DEVICE_CHECK_CPU=1 runs the same steps on the CPU, with small sizes (CI does, with
@@ -303,7 +303,24 @@ if [ "$device" = cpu ] || [ "${gpus:-0}" -ge 2 ]; then
 else
   not_run two_ranks "one GPU only"
 fi
-not_run data_parallel "data-parallel runs (ranks_per_run) are not implemented yet"
+# A data-parallel run: each run of the determinism sweep trained by 2 ranks together
+# (ranks_per_run = 2), gradients summed over MPI (host memory) before every step.
+if [ "$device" = cpu ] || [ "${gpus:-0}" -ge 2 ]; then
+  sed -e 's/name = "device-determinism"/name = "device-data-parallel"\nranks_per_run = 2/' "$sweeps/determinism.toml" >"$sweeps/data-parallel.toml"
+  if step data_parallel "one run on 2 ranks (ranks_per_run = 2), one $device each, gradients summed before every step" \
+      mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 "$lrbench" run "$sweeps/data-parallel.toml" --out "$out/data-parallel"; then
+    "$lrbench" report "$out/data-parallel" --resamples 200 --format json -o "$out/data-parallel/report.json" >/dev/null 2>&1
+    python3 - "$out/data-parallel/report.json" >>"$figures" <<'PY'
+import json, sys
+for c in json.load(open(sys.argv[1])).get("cells", []):
+    eff = c.get("efficiency", {})
+    if "allreduce_share" in eff:
+        print(f"data parallel {c['model']} exchange share\t{eff['allreduce_share']['median']:.3f}\tmedian share of a step spent summing gradients")
+PY
+  fi
+else
+  not_run data_parallel "one GPU only"
+fi
 
 echo "device_check: done in $(( $(date +%s) - started )) s; failed=$failed"
 exit "$failed"

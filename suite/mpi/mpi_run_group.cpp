@@ -42,16 +42,15 @@ void sum_in_pieces(MPI_Comm comm, int rank, T* data, std::size_t count, MPI_Data
   for (std::size_t at = 0; at < count; at += kMaxPiece) {
     const int n = static_cast<int>(std::min(kMaxPiece, count - at));
     T* piece = data + at;
-    MPI_Request req;
     // Summed at member 0 and sent from there: every member then holds member 0's bits
-    // (an all-reduce may round differently on different members).
+    // (an all-reduce may round differently on different members). Blocking calls: the
+    // members arrive together (each has just computed its slice), and a large buffer goes
+    // in many rounds, each of which would wait a nap under polling.
     if (rank == 0)
-      LRB_MPI_CHECK(MPI_Ireduce(MPI_IN_PLACE, piece, n, type, MPI_SUM, 0, comm, &req));
+      LRB_MPI_CHECK(MPI_Reduce(MPI_IN_PLACE, piece, n, type, MPI_SUM, 0, comm));
     else
-      LRB_MPI_CHECK(MPI_Ireduce(piece, nullptr, n, type, MPI_SUM, 0, comm, &req));
-    wait_politely(req);
-    LRB_MPI_CHECK(MPI_Ibcast(piece, n, type, 0, comm, &req));
-    wait_politely(req);
+      LRB_MPI_CHECK(MPI_Reduce(piece, nullptr, n, type, MPI_SUM, 0, comm));
+    LRB_MPI_CHECK(MPI_Bcast(piece, n, type, 0, comm));
   }
 }
 
