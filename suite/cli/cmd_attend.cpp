@@ -21,7 +21,6 @@
 #include "suite/cli/h5_tensors.h"
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
-#include "suite/core/file_digest.h"
 #include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/nn/attention/kernel_registry.h"
@@ -132,15 +131,7 @@ int attend(const AttendArgs& a) {
   const std::string summary = fmt::format("out {} from {} ({} score elements)",
                                           shape_text(std::vector<hsize_t>(run.out.sizes().begin(), run.out.sizes().end())),
                                           kernel.name, run.score_elements);
-  if (to_stdout) {
-    std::string bytes = file.close_to_bytes();
-    seal_digest(bytes);
-    write_all_to_stdout(bytes);
-    fmt::print(stderr, "lrbench: {}\n", summary);  // stdout holds the file
-    return kExitDone;
-  }
-  h5::publish_memory_file(file, out_target);
-  fmt::print("{}: {}\n", a.out, summary);
+  finish_output_file(file, out_target, a.out, summary);
   return kExitDone;
 }
 

@@ -24,7 +24,6 @@
 #include "suite/cli/h5_tensors.h"
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
-#include "suite/core/file_digest.h"
 #include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/nn/token_merging.h"
@@ -130,15 +129,7 @@ int merge_tokens(const MergeArgs& a) {
   h5::write_string_attribute(file.file(), "unmerge", unmerge_mode_name(mode));
   const std::string summary = fmt::format("{} tokens -> {} (r = {}{}), unmerged by {}", x.size(1), match.kept(), match.r,
                                           match.r < a.r ? fmt::format(", clamped from {}", a.r) : "", unmerge_mode_name(mode));
-  if (to_stdout) {
-    std::string bytes = file.close_to_bytes();
-    seal_digest(bytes);
-    write_all_to_stdout(bytes);
-    fmt::print(stderr, "lrbench: {}\n", summary);  // stdout holds the file
-    return kExitDone;
-  }
-  h5::publish_memory_file(file, out_target);
-  fmt::print("{}: {}\n", a.out, summary);
+  finish_output_file(file, out_target, a.out, summary);
   return kExitDone;
 }
 

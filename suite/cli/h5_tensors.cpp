@@ -2,7 +2,11 @@
 
 #include <ATen/ATen.h>
 
+#include <fmt/core.h>
+
 #include "suite/core/errors.h"
+#include "suite/core/file_digest.h"
+#include "suite/core/files.h"
 #include "suite/core/text.h"
 
 namespace lrb {
@@ -69,6 +73,19 @@ bool same_file(const fs::path& in, const fs::path& out) {
   std::error_code ec;
   if (fs::exists(out, ec)) return fs::equivalent(in, out, ec) && !ec;
   return fs::weakly_canonical(in, ec) == fs::weakly_canonical(out, ec);
+}
+
+void finish_output_file(h5::MemoryFile& file, const std::filesystem::path& target, const std::string& given,
+                        const std::string& summary) {
+  if (target.empty()) {
+    std::string bytes = file.close_to_bytes();
+    seal_digest(bytes);
+    write_all_to_stdout(bytes);
+    fmt::print(stderr, "lrbench: {}\n", summary);  // stdout holds the file
+    return;
+  }
+  h5::publish_memory_file(file, target);
+  fmt::print("{}: {}\n", given, summary);
 }
 
 }  // namespace lrb

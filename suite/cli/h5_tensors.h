@@ -24,6 +24,12 @@ at::Tensor read_h5_tensor(const h5::File& file, const std::string& path, const s
 // Writes a float (kFloat or kDouble, stored as such) or int64 tensor as a dataset.
 void write_h5_tensor(const h5::Object& loc, const std::string& name, const at::Tensor& t);
 
+// Ends a command's output file: with `target` empty, its bytes (sealed with their digest)
+// go to standard output and the summary to stderr; else it is published at `target`
+// (atomically) and the summary printed after `given`, the name the user wrote.
+void finish_output_file(h5::MemoryFile& file, const std::filesystem::path& target, const std::string& given,
+                        const std::string& summary);
+
 // Whether `out` names the file `in` (a link, another spelling), whether or not it exists yet.
 bool same_file(const std::filesystem::path& in, const std::filesystem::path& out);
 

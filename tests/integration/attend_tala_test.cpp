@@ -7,25 +7,17 @@
 #include "suite/core/exit_codes.h"
 #include "suite/nn/attention/tala.h"
 #include "suite/store/h5.h"
+#include "tests/support/h5_tensors.h"
 #include "tests/support/subprocess.h"
 
 namespace lrb {
 namespace {
 
 void write_float(const h5::File& f, const std::string& name, const at::Tensor& t) {
-  const at::Tensor c = t.to(at::kFloat).contiguous();
-  std::vector<hsize_t> dims(c.sizes().begin(), c.sizes().end());
-  h5::write_array_dataset(f, name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, dims, c.data_ptr());
+  test::write_tensor(f, name, t, at::kFloat);
 }
 
-at::Tensor read_out(const std::filesystem::path& path) {
-  const h5::File f = h5::open_file(path);
-  const h5::Dataset ds = h5::open_dataset(f, "out");
-  const auto dims = h5::dataset_dims(ds);
-  at::Tensor t = at::empty(std::vector<std::int64_t>(dims.begin(), dims.end()), at::kFloat);
-  h5::read_array_dataset(ds, H5T_NATIVE_FLOAT, t.data_ptr());
-  return t;
-}
+at::Tensor read_out(const std::filesystem::path& path) { return test::read_tensor(path, "out", at::kFloat); }
 
 TEST(SlowAttendTala, RunsEachReadingAndRefusesPairwiseRecurrence) {
   test::TempDir t;

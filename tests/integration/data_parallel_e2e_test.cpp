@@ -4,7 +4,6 @@
 #include <signal.h>
 
 #include <cmath>
-#include <thread>
 
 #include "suite/core/exit_codes.h"
 #include "suite/store/run_file.h"
@@ -103,14 +102,7 @@ TEST(MpiDataParallel, SigtermToOneMemberStopsTheGroupAndResumesBitIdentical) {
 
   Child job(run_in(t, 2, "two.toml", "out"));
   const auto ckpt_dir = t / "out" / "checkpoints";
-  bool mid_run = false;
-  for (int i = 0; i < 600 && !mid_run; ++i) {
-    std::this_thread::sleep_for(50ms);
-    if (std::filesystem::exists(ckpt_dir))
-      for (const auto& e : std::filesystem::directory_iterator(ckpt_dir))
-        if (e.path().extension() == ".pt") mid_run = true;
-  }
-  ASSERT_TRUE(mid_run) << "no periodic checkpoint appeared\n" << job.output();
+  ASSERT_TRUE(test::wait_for_checkpoint(t / "out", 30s)) << "no periodic checkpoint appeared\n" << job.output();
   // Only member 1 is told: the group agrees on the step, member 0 checkpoints.
   const auto ranks = test::mpi_ranks_of(job.pid());
   ASSERT_EQ(ranks.size(), 2u) << job.output();

@@ -6,24 +6,18 @@
 #include "suite/core/exit_codes.h"
 #include "suite/nn/token_merging.h"
 #include "suite/store/h5.h"
+#include "tests/support/h5_tensors.h"
 #include "tests/support/subprocess.h"
 
 namespace lrb {
 namespace {
 
 void write_double(const h5::File& f, const std::string& name, const at::Tensor& t) {
-  const at::Tensor c = t.to(at::kDouble).contiguous();
-  std::vector<hsize_t> dims(c.sizes().begin(), c.sizes().end());
-  h5::write_array_dataset(f, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, dims, c.data_ptr());
+  test::write_tensor(f, name, t, at::kDouble);
 }
 
 at::Tensor read_double(const std::filesystem::path& path, const std::string& name) {
-  const h5::File f = h5::open_file(path);
-  const h5::Dataset ds = h5::open_dataset(f, name);
-  const auto dims = h5::dataset_dims(ds);
-  at::Tensor t = at::empty(std::vector<std::int64_t>(dims.begin(), dims.end()), at::kDouble);
-  h5::read_array_dataset(ds, H5T_NATIVE_DOUBLE, t.data_ptr());
-  return t;
+  return test::read_tensor(path, name, at::kDouble);
 }
 
 TEST(SlowMergeTokensCommand, MergesTheUsersTensorsAsTheLibraryDoes) {

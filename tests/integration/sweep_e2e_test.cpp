@@ -139,14 +139,7 @@ TEST(SlowSweep, SigtermCheckpointsExitsThreeAndResumesBitIdentical) {
 
   Child child(run_cmd(t));
   const auto ckpt_dir = t / "out" / "checkpoints";
-  bool mid_run = false;
-  for (int i = 0; i < 600 && !mid_run; ++i) {
-    std::this_thread::sleep_for(50ms);
-    if (std::filesystem::exists(ckpt_dir))
-      for (const auto& e : std::filesystem::directory_iterator(ckpt_dir))
-        if (e.path().extension() == ".pt") mid_run = true;
-  }
-  ASSERT_TRUE(mid_run) << "no periodic checkpoint appeared";
+  ASSERT_TRUE(test::wait_for_checkpoint(t / "out", 30s)) << "no periodic checkpoint appeared";
   child.signal(SIGTERM);
   ASSERT_EQ(child.wait(120s), kExitStopped) << child.output();
   auto stopped = test::read_runs(t / "out");

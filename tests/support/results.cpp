@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "suite/store/run_file.h"
 
@@ -46,6 +47,18 @@ std::string deterministic_difference(const RunRecord& a, const RunRecord& b) {
       if (!same_bits(v[i], it->second[i])) return "curve " + name + " at " + std::to_string(i);
   }
   return "";
+}
+
+bool wait_for_checkpoint(const std::filesystem::path& results_dir, std::chrono::seconds timeout) {
+  const auto dir = results_dir / "checkpoints";
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".pt") return true;
+  }
+  return false;
 }
 
 }  // namespace lrb::test
