@@ -441,6 +441,21 @@ class RunExecution {
     }
   }
 
+  // A periodic checkpoint only shortens a resume: one that cannot be written (a full disk,
+  // a folder gone read-only) is said once and training goes on. Failing the run for it
+  // would record an environment's failure as the run's result, and the sweep would not
+  // run it again once there is room.
+  void save_periodic_checkpoint() {
+    try {
+      save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
+    } catch (const std::exception& e) {
+      if (record_.provenance.contains("checkpoint_failed")) return;
+      record_.provenance["checkpoint_failed"] = {{"step", state_.step}, {"reason", error_text(e)}};
+      fmt::print(stderr, "lrbench: run {}: a periodic checkpoint could not be written at step {} ({}); training goes on without it\n",
+                 run_.key.substr(0, 12), state_.step, error_text(e));
+    }
+  }
+
   // Collective, at each step boundary of a group: every member learns whether one was
   // asked to stop or failed since the last boundary, so that all stop at the same step.
   void agree_at_boundary() {
@@ -571,17 +586,8 @@ class RunExecution {
       c["step_seconds"].push_back(secs);
       c["step_peak_bytes"].push_back(static_cast<double>(step_peak));
       if (ctx_.checkpoint_every > 0 && ctx_.publish && writes_files() && state_.step % ctx_.checkpoint_every == 0 &&
-          state_.step < steps) {
-        if (!in_group()) {
-          save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
-        } else {
-          try {  // told to the group at the next boundary
-            save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
-          } catch (const std::exception& e) {
-            pending_error_ = "checkpoint: " + error_text(e);
-          }
-        }
-      }
+          state_.step < steps)
+        save_periodic_checkpoint();
     }
     if (in_group())
       if (const std::string differ = replicas_differ(*ctx_.group, model_->parameters()); !differ.empty())
@@ -654,7 +660,7 @@ class RunExecution {
   const RunSpec& run_;
   const RunContext& ctx_;
   const ModelEntry* model_entry_ = nullptr;
-  std::string pending_error_;  // a member's failure between collectives, told at the next one
+  std::string pending_error_;  // member 0's evaluation failure, told to the group at the next boundary
   RunRecord record_;
   TrainState state_;
   std::shared_ptr<const TaskData> data_;

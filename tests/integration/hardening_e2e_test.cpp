@@ -61,16 +61,7 @@ std::string one_long_run(int steps = 4000) {
   return spec;
 }
 
-bool wait_for_checkpoint(const fs::path& out) {
-  for (int i = 0; i < 1200; ++i) {
-    std::this_thread::sleep_for(50ms);
-    std::error_code ec;
-    if (fs::is_directory(out / "checkpoints", ec))
-      for (const auto& e : fs::directory_iterator(out / "checkpoints"))
-        if (e.path().extension() == ".pt") return true;
-  }
-  return false;
-}
+bool wait_for_checkpoint(const fs::path& out) { return test::wait_for_checkpoint(out, 60s); }
 
 TEST(SlowHardening, DamagedRunFilesNeverCrashAReader) {
   TempDir t;
@@ -191,6 +182,28 @@ TEST(SlowHardening, AFullDiskFailsWithExitOneAndLeavesNothingHalfWritten) {
   EXPECT_EQ(report.code, kExitInternal) << report.output;
   EXPECT_FALSE(fs::exists(t / "r.md"));
   EXPECT_TRUE(temporaries_in(t.path()).empty());
+}
+
+TEST(SlowHardening, APeriodicCheckpointThatDoesNotFitIsSaidOnceAndTheRunCompletes) {
+  TempDir t;
+  // The run file (about 36 KiB after 400 steps) fits in 64 KiB; a checkpoint (about 130
+  // KiB: weights and AdamW's two moments) does not. A full disk is not the run's result.
+  test::write_text(t / "sweep.toml", one_long_run(400));
+  auto run = test::run(with_file_limit(64, run_cmd(t)));
+  ASSERT_EQ(run.code, kExitDone) << run.output;
+  const std::string said = "a periodic checkpoint could not be written at step 25";
+  ASSERT_NE(run.output.find(said), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find(said), run.output.rfind("a periodic checkpoint could not be written")) << "said once\n" << run.output;
+  EXPECT_NE(run.output.find("File too large"), std::string::npos) << run.output;
+  const auto runs = test::read_runs(t / "out");
+  ASSERT_EQ(runs.size(), 1u);
+  const RunRecord& rec = runs.begin()->second;
+  EXPECT_EQ(rec.status, RunStatus::Ok);
+  EXPECT_EQ(rec.provenance.at("checkpoint_failed").at("step"), 25);
+  EXPECT_TRUE(temporaries_in(t / "out").empty());
+  // The same run with room for checkpoints gives the same numbers.
+  ASSERT_EQ(test::run(run_cmd(t, "ref")).code, kExitDone);
+  EXPECT_EQ(test::deterministic_difference(test::read_runs(t / "ref").begin()->second, rec), "");
 }
 
 // Waits until the child is lrbench and has its first instruction behind it: the stop
