@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build ccache pkg-config git
+  # scripts/fuzz.sh: clang with libFuzzer and the sanitizers' runtimes
+  clang libclang-rt-14-dev
   # LibTorch and a fast BLAS (without OpenBLAS, Debian's LibTorch runs the reference BLAS, ~4x slower)
   libtorch-dev libopenblas0-openmp
   # MPI, HDF5

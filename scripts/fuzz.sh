@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The libFuzzer targets of tests/fuzz (*_fuzz.cpp), built with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer in build-fuzz/.
+#   scripts/fuzz.sh SECONDS   fuzz each target for SECONDS, growing build-fuzz/corpus/<target>;
+#                             crashing inputs land in build-fuzz/crashes/<target>/
+#   scripts/fuzz.sh 0         the regression form (CI): each target once over its seed
+#                             corpus and its saved crash inputs, tests/fuzz/regressions/<target>/
+# A target whose inputs HDF5 itself crashes on (tests/fuzz/README.md) fuzzes with -fork and
+# -ignore_crashes, counting the crashes, and has no regression form: said when skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:?usage: scripts/fuzz.sh SECONDS (0: the regression form)}
+case $seconds in *[!0-9]*) echo "fuzz: SECONDS must be a whole number, not '$seconds'" >&2; exit 2 ;; esac
+targets=()
+for src in tests/fuzz/*_fuzz.cpp; do targets+=("$(basename "$src" .cpp)"); done
+if [ ! -f build-fuzz/CMakeCache.txt ]; then
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+    -DLRB_FUZZ=ON -DLRB_BUILD_TESTS=OFF -DLRB_BUILD_BENCHMARKS=OFF >/dev/null
+fi
+cmake --build build-fuzz -j "${LRB_JOBS:-$(nproc)}" --target "${targets[@]}"
+export LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp
+export UBSAN_OPTIONS=print_stacktrace=1
+# The seed corpus of a target: tests/fuzz/corpus/<target without _fuzz and _resealed>/.
+corpus_of() { local t=${1%_fuzz}; echo "tests/fuzz/corpus/${t%_resealed}"; }
+hdf5_crashes() { [ "$1" = run_file_resealed_fuzz ]; }
+status=0
+for t in "${targets[@]}"; do
+  bin=build-fuzz/tests/fuzz/$t
+  seeds=$(corpus_of "$t")
+  regressions=tests/fuzz/regressions/$t
+  if [ "$seconds" = 0 ]; then
+    if hdf5_crashes "$t"; then
+      echo "fuzz: $t: not run in the regression form: HDF5 1.10 crashes on inputs it finds (tests/fuzz/README.md)"
+      continue
+    fi
+    inputs=("$seeds")
+    [ -d "$regressions" ] && inputs+=("$regressions")
+    if "$bin" -runs=0 "${inputs[@]}" >"build-fuzz/$t.log" 2>&1; then
+      echo "fuzz: $t: $(find "${inputs[@]}" -type f | wc -l) inputs, no crash"
+    else
+      echo "fuzz: $t: FAILED (build-fuzz/$t.log):"; tail -30 "build-fuzz/$t.log"; status=1
+    fi
+    continue
+  fi
+  mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
+  flags=(-max_total_time="$seconds" -max_len=65536 -timeout=20 -print_final_stats=1 -artifact_prefix="build-fuzz/crashes/$t/")
+  hdf5_crashes "$t" && flags+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+  "$bin" "${flags[@]}" "build-fuzz/corpus/$t" "$seeds" >"build-fuzz/$t.log" 2>&1 || status=1
+  execs=$(grep -E 'stat::number_of_executed_units|^#[0-9]+.*DONE' "build-fuzz/$t.log" | tail -1 | grep -oE '[0-9]+' | head -1 || true)
+  echo "fuzz: $t: ${seconds} s, ${execs:-?} executions, $(ls "build-fuzz/crashes/$t" | wc -l) crashing input(s) in build-fuzz/crashes/$t/"
+done
+exit "$status"
