@@ -61,6 +61,15 @@ Plist make_plist(hid_t cls, const std::string& file) {
   return Plist(check_id(H5Pcreate(cls), "H5Pcreate", file), file);
 }
 
+// A group's links stay in its object header, which HDF5 checksums, up to kCompactLinks of
+// them; beyond that HDF5 moves them to "dense" storage, whose fractal heap of names has no
+// checksum and on which HDF5 1.10 crashes (rather than fails) when a byte is wrong
+// (tests/fuzz/README.md). Run files stay far below; sweep.h5's /runs grows past it.
+constexpr unsigned kCompactLinks = 4096;
+void keep_links_compact(const Plist& gcpl, const std::string& file) {
+  check(H5Pset_link_phase_change(gcpl.id(), kCompactLinks, kCompactLinks - 1), "H5Pset_link_phase_change", file);
+}
+
 Plist file_access(const std::string& file, bool for_create) {
   Plist fapl = make_plist(H5P_FILE_ACCESS, file);
   check(H5Pset_libver_bounds(fapl.id(), H5F_LIBVER_V110, H5F_LIBVER_V110), "H5Pset_libver_bounds", file);
@@ -234,6 +243,7 @@ MemoryFile::MemoryFile(const std::filesystem::path& name) : image_(std::make_uni
   check(H5Pset_file_image_callbacks(fapl.id(), &callbacks), "H5Pset_file_image_callbacks", file);
   Plist fcpl = make_plist(H5P_FILE_CREATE, file);
   check(H5Pset_userblock(fcpl.id(), kDigestBlockBytes), "H5Pset_userblock", file);
+  keep_links_compact(fcpl, file);  // the root group's
   file_ = File(check_id(H5Fcreate(memory_name.c_str(), H5F_ACC_TRUNC, fcpl.id(), fapl.id()), "H5Fcreate (in memory)", file),
                file);
 }
@@ -266,8 +276,9 @@ void publish_memory_file(MemoryFile& file, const std::filesystem::path& final_pa
 // ---- groups and links ----------------------------------------------------------------
 
 Group create_group(const Object& loc, const std::string& name) {
-  return Group(id_at(H5Gcreate2(loc.id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), loc, "H5Gcreate",
-                        name),
+  Plist gcpl = make_plist(H5P_GROUP_CREATE, loc.file());
+  keep_links_compact(gcpl, loc.file());
+  return Group(id_at(H5Gcreate2(loc.id(), name.c_str(), H5P_DEFAULT, gcpl.id(), H5P_DEFAULT), loc, "H5Gcreate", name),
                loc.file());
 }
 
