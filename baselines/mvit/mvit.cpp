@@ -59,7 +59,7 @@
 
 #include "suite/nn/attention/pooling.h"
 #include "suite/nn/input_stem.h"
-#include "suite/run/model.h"
+#include "suite/contracts/model.h"
 
 namespace lrb {
 namespace {

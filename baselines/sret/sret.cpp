@@ -64,7 +64,7 @@
 #include "suite/nn/merge_rate.h"
 #include "suite/nn/token_merging.h"
 #include "suite/registry/registry.h"
-#include "suite/run/model.h"
+#include "suite/contracts/model.h"
 
 namespace lrb {
 namespace {

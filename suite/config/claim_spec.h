@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "suite/config/options.h"
+#include "suite/contracts/options.h"
 
 namespace toml {
 inline namespace v3 {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "suite/config/claim_spec.h"
-#include "suite/config/options.h"
+#include "suite/contracts/options.h"
 #include "suite/config/variant_spec.h"
 
 namespace lrb {

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "suite/config/options.h"
+#include "suite/contracts/options.h"
 
 namespace toml {
 inline namespace v3 {

@@ -12,7 +12,7 @@
 #include <functional>
 #include <vector>
 
-#include "suite/config/options.h"
+#include "suite/contracts/options.h"
 
 namespace lrb {
 

@@ -13,8 +13,8 @@
 
 #include <vector>
 
-#include "suite/config/options.h"
-#include "suite/registry/task_info.h"
+#include "suite/contracts/options.h"
+#include "suite/contracts/task_info.h"
 
 namespace lrb {
 

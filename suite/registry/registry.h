@@ -12,14 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "suite/config/options.h"
+#include "suite/contracts/options.h"
 #include "suite/core/macros.h"
-#include "suite/registry/task_info.h"
+#include "suite/contracts/task_info.h"
 
 namespace lrb {
 
-class Model;  // suite/run/model.h (LibTorch)
-class Task;   // suite/run/task.h (LibTorch)
+class Model;  // suite/contracts/model.h (LibTorch)
+class Task;   // suite/contracts/task.h (LibTorch)
 
 struct ModelEntry {
   std::string name;

@@ -12,7 +12,7 @@
 #include "suite/core/errors.h"
 #include "suite/core/file_digest.h"
 #include "suite/core/files.h"
-#include "suite/run/model.h"
+#include "suite/contracts/model.h"
 
 namespace lrb {
 

@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "suite/registry/registry.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task.h"
 
 namespace lrb {
 

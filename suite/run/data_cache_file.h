@@ -13,15 +13,15 @@
 // Reading checks everything a damaged or foreign file could get wrong: the whole-file digest
 // (before HDF5 opens it), the marker, the key
 // and description, each chunk's checksum, dtypes and shapes against the task's description
-// (suite/registry/task_info.h) and the rows written. A file that fails gives a reason for
+// (suite/contracts/task_info.h) and the rows written. A file that fails gives a reason for
 // the user, never data.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 
-#include "suite/registry/task_info.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task_info.h"
+#include "suite/contracts/task.h"
 
 namespace lrb {
 
@@ -46,7 +46,7 @@ struct DataCacheCheck {
 DataCacheCheck read_data_cache_file(const std::filesystem::path& path, const std::string& key,
                                     const std::string& description, const TaskInfo& info, std::int64_t eval_size);
 
-// What breaks the Task contract (suite/run/task.h) for `info` and `eval_size` in `data`:
+// What breaks the Task contract (suite/contracts/task.h) for `info` and `eval_size` in `data`:
 // dtypes, shapes, row counts; "" when nothing does.
 std::string task_data_problem(const TaskData& data, const TaskInfo& info, std::int64_t eval_size);
 

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "suite/core/errors.h"
-#include "suite/run/metrics.h"
+#include "suite/contracts/metrics.h"
 #include "suite/runtime/counting_allocator.h"
 #include "suite/runtime/device_memory.h"
 

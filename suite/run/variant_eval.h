@@ -18,9 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "suite/registry/task_info.h"
-#include "suite/run/model.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task_info.h"
+#include "suite/contracts/model.h"
+#include "suite/contracts/task.h"
 #include "suite/store/run_record.h"
 
 namespace lrb {

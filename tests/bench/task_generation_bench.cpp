@@ -14,7 +14,7 @@
 
 #include "suite/registry/registry.h"
 #include "suite/run/data_cache.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task.h"
 #include "workloads/loaders/idx.h"
 
 namespace lrb {

@@ -2,7 +2,7 @@
 
 #include <ATen/ATen.h>
 
-#include "suite/run/metrics.h"
+#include "suite/contracts/metrics.h"
 #include "tests/unit/task_test_util.h"
 
 namespace lrb {

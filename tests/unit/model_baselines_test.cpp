@@ -15,7 +15,7 @@
 #include "baselines/longformer.h"
 #include "suite/nn/input_stem.h"
 #include "suite/registry/registry.h"
-#include "suite/run/model.h"
+#include "suite/contracts/model.h"
 
 namespace lrb {
 namespace {

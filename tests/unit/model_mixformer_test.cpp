@@ -9,9 +9,9 @@
 
 #include <string>
 
-#include "suite/config/options.h"
+#include "suite/contracts/options.h"
 #include "suite/registry/registry.h"
-#include "suite/run/model.h"
+#include "suite/contracts/model.h"
 
 namespace lrb {
 namespace {

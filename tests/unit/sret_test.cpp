@@ -6,7 +6,7 @@
 #include <torch/utils.h>
 
 #include "suite/registry/registry.h"
-#include "suite/run/model.h"
+#include "suite/contracts/model.h"
 
 namespace lrb {
 namespace {

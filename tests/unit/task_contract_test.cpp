@@ -7,7 +7,7 @@
 #include <ATen/Parallel.h>
 
 #include "suite/core/sha256.h"
-#include "suite/run/metrics.h"
+#include "suite/contracts/metrics.h"
 #include "tests/unit/task_test_util.h"
 
 namespace lrb {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "suite/registry/registry.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task.h"
 
 namespace lrb::testing {
 

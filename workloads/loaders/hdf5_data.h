@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "suite/registry/task_info.h"
+#include "suite/contracts/task_info.h"
 
 namespace lrb {
 

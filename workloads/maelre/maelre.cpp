@@ -37,7 +37,7 @@
 #include "suite/nn/encoder_layer.h"
 #include "suite/nn/input_stem.h"
 #include "suite/registry/registry.h"
-#include "suite/run/model.h"
+#include "suite/contracts/model.h"
 #include "suite/runtime/counting_allocator.h"
 #include "workloads/maelre/token_reduction.h"
 

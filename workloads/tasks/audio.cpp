@@ -15,7 +15,7 @@
 #include <cmath>
 
 #include "suite/registry/registry.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task.h"
 #include "workloads/tasks/common.h"
 
 namespace lrb {

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "suite/core/text.h"
-#include "suite/run/metrics.h"
+#include "suite/contracts/metrics.h"
 
 namespace lrb {
 

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "suite/config/options.h"
+#include "suite/contracts/options.h"
 #include "suite/core/seeds.h"
-#include "suite/registry/task_info.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task_info.h"
+#include "suite/contracts/task.h"
 
 namespace lrb {
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "suite/registry/task_info.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task_info.h"
+#include "suite/contracts/task.h"
 
 namespace lrb {
 

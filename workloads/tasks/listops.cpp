@@ -15,7 +15,7 @@
 
 #include "suite/core/seeds.h"
 #include "suite/registry/registry.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task.h"
 #include "workloads/tasks/common.h"
 
 namespace lrb {

@@ -14,7 +14,7 @@
 #include <algorithm>
 
 #include "suite/registry/registry.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task.h"
 #include "workloads/tasks/common.h"
 
 namespace lrb {

@@ -19,7 +19,7 @@
 #include <string>
 
 #include "suite/registry/registry.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task.h"
 #include "workloads/tasks/common.h"
 
 namespace lrb {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "suite/config/options.h"
+#include "suite/contracts/options.h"
 #include "suite/core/seeds.h"
 
 namespace lrb {

@@ -13,7 +13,7 @@
 #include <algorithm>
 
 #include "suite/registry/registry.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task.h"
 #include "workloads/tasks/common.h"
 
 namespace lrb {

@@ -10,7 +10,7 @@
 #include <numeric>
 
 #include "suite/registry/registry.h"
-#include "suite/run/task.h"
+#include "suite/contracts/task.h"
 #include "workloads/loaders/ucr.h"
 #include "workloads/tasks/common.h"
 

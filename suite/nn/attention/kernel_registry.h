@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "suite/config/options.h"
+#include "suite/contracts/options.h"
 
 namespace lrb {
 

@@ -1,4 +1,4 @@
-#include "suite/run/metrics.h"
+#include "suite/contracts/metrics.h"
 
 #include <ATen/ATen.h>
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "suite/registry/task_info.h"
+#include "suite/contracts/task_info.h"
 
 namespace lrb {
 

@@ -1,4 +1,4 @@
-#include "suite/registry/task_info.h"
+#include "suite/contracts/task_info.h"
 
 #include "suite/core/errors.h"
 

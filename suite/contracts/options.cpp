@@ -1,4 +1,4 @@
-#include "suite/config/options.h"
+#include "suite/contracts/options.h"
 
 #include <charconv>
 #include <cmath>
