@@ -24,7 +24,7 @@
 #include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/nn/attention/kernel_registry.h"
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 
 namespace lrb {
 namespace {

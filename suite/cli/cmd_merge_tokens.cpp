@@ -27,7 +27,7 @@
 #include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/nn/token_merging.h"
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 
 namespace lrb {
 namespace {

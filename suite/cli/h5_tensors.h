@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 
 namespace lrb {
 

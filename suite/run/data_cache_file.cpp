@@ -6,7 +6,7 @@
 
 #include <system_error>
 
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 #include "suite/store/text_dataset.h"
 
 namespace lrb {

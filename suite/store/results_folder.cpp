@@ -14,7 +14,7 @@
 #include "suite/core/files.h"
 #include "suite/core/process_info.h"
 #include "suite/core/version.h"
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 #include "suite/store/run_file.h"
 #include "suite/store/text_dataset.h"
 

@@ -8,7 +8,7 @@
 #include "suite/core/files.h"
 #include "suite/core/sha256.h"
 #include "suite/core/version.h"
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 #include "suite/store/text_dataset.h"
 
 namespace lrb {

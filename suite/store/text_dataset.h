@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 
 namespace lrb {
 

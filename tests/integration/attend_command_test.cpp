@@ -6,7 +6,7 @@
 #include "suite/core/exit_codes.h"
 #include "suite/nn/attention/sliding_window.h"
 #include "suite/nn/attention/softmax.h"
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 #include "tests/support/h5_tensors.h"
 #include "tests/support/subprocess.h"
 

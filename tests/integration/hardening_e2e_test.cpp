@@ -15,7 +15,7 @@
 #include "suite/core/exit_codes.h"
 #include "suite/core/file_digest.h"
 #include "suite/core/files.h"
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 #include "suite/store/run_file.h"
 #include "tests/support/damage.h"
 #include "tests/support/results.h"

@@ -5,7 +5,7 @@
 
 #include "suite/core/exit_codes.h"
 #include "suite/nn/token_merging.h"
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 #include "tests/support/h5_tensors.h"
 #include "tests/support/subprocess.h"
 

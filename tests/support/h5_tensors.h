@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 
 namespace lrb::test {
 

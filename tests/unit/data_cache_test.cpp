@@ -25,7 +25,7 @@
 #include "suite/run/data_cache.h"
 #include "suite/run/data_cache_file.h"
 #include "suite/run/runner.h"
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 #include "tests/support/damage.h"
 #include "tests/unit/task_test_util.h"
 

@@ -11,7 +11,7 @@
 #include <functional>
 #include <limits>
 
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 #include "tests/unit/task_test_util.h"
 #include "workloads/loaders/hdf5_data.h"
 

@@ -17,7 +17,7 @@
 #include "suite/core/errors.h"
 #include "suite/core/files.h"
 #include "suite/core/process_info.h"
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 #include "suite/store/results_folder.h"
 #include "suite/store/run_file.h"
 

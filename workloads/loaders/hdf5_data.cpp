@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "suite/core/errors.h"
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 
 namespace lrb {
 

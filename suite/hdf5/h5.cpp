@@ -1,4 +1,4 @@
-#include "suite/store/h5.h"
+#include "suite/hdf5/h5.h"
 
 #include <algorithm>
 
