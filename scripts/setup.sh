@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs every Debian package lrbench needs (idempotent: installs only what is missing).
-# Run as root on Debian 12. Safe to run again.
+# Run as root on Debian 12 the first time; afterwards any user may run it. Safe to run again.
 set -euo pipefail
 
 packages=(
@@ -27,15 +27,16 @@ packages=(
   python3 python3-numpy python3-scipy python3-statsmodels python3-h5py
 )
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "setup.sh installs Debian packages: run it as root (or with sudo)." >&2
-  exit 2
-fi
-
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+
+# Only installing needs root: once everything is installed, any user may build and test.
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" -ne 0 ]; then
+  echo "setup: ${#missing[@]} packages are missing (${missing[*]}); installing them needs root: run sudo scripts/setup.sh once" >&2
+  exit 2
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${#missing[@]} packages: ${missing[*]}"

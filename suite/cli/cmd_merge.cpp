@@ -15,7 +15,7 @@ int merge(const std::string& dir) {
   const ResultsScan scan = scan_runs(dir);
   for (const auto& b : scan.bad) fmt::print(stderr, "lrbench: skipping {}: {}\n", b.file.string(), b.reason);
   merge_results(dir);
-  fmt::print("{}/sweep.h5: {} run(s), {} bad file(s) left out\n", dir, scan.runs.size(), scan.bad.size());
+  fmt::print("{}: {} run(s), {} bad file(s) left out\n", ResultsLayout(dir).merged().string(), scan.runs.size(), scan.bad.size());
   return kExitDone;
 }
 

@@ -19,6 +19,7 @@
 #include "suite/core/run_program.h"
 #include "suite/core/sha256.h"
 #include "suite/slurm/sbatch_script.h"
+#include "suite/store/results_layout.h"
 
 namespace lrb {
 namespace {
@@ -61,8 +62,9 @@ fs::path results_folder(const std::string& given, const std::string& sweep_name)
   if (!p.has_filename()) p = p.parent_path();
   check_script_path("the results folder", p);
   std::error_code ec;
-  fs::create_directories(p / "slurm", ec);
-  if (ec) throw UserError("cannot create " + (p / "slurm").string() + ": " + ec.message() + "; give another --out");
+  const fs::path slurm_dir = ResultsLayout(p).slurm();
+  fs::create_directories(slurm_dir, ec);
+  if (ec) throw UserError("cannot create " + slurm_dir.string() + ": " + ec.message() + "; give another --out");
   p = fs::canonical(p, ec);
   if (ec) throw UserError("cannot resolve the results folder " + p.string() + ": " + ec.message());
   check_script_path("the results folder", p);
@@ -132,7 +134,7 @@ int slurm_command(const SlurmArgs& a) {
   // The job runs a copy of the sweep file, named by its content: editing the file (or
   // writing the scripts again for a new version) never changes what a queued job runs.
   const std::string text = read_user_file(a.spec, kMaxSweepFileBytes, "sweep file");
-  const fs::path slurm_dir = job.out / "slurm";
+  const fs::path slurm_dir = ResultsLayout(job.out).slurm();
   job.spec = slurm_dir / (job.name + "-" + sha256_hex(text).substr(0, 12) + ".toml");
   const bool array = job.array.has_value();
   job.script = slurm_dir / (job.name + (array ? "-array.sbatch" : ".sbatch"));

@@ -32,7 +32,7 @@ std::vector<std::string> sweep_keys(const StatusArgs& a) {
     for (const auto& r : expand_sweep(load_sweep_file(a.spec)).runs) keys.push_back(r.key);
     return keys;
   }
-  const auto manifest = std::filesystem::path(a.dir) / "sweep.json";
+  const auto manifest = ResultsLayout(a.dir).manifest();
   if (!std::filesystem::exists(manifest))
     throw UserError(a.dir + " has no sweep.json (no sweep has started there): give the sweep file with --spec");
   nlohmann::json j;

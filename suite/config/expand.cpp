@@ -87,7 +87,7 @@ std::int64_t combinations(const std::vector<OptionAxis>& axes) {
 void check_ranks_per_run(const SweepSpec& spec) {
   const int k = spec.sweep.ranks_per_run;
   if (k == 1) return;
-  if (!spec.measure.is_null())
+  if (spec.measure)
     throw UserError(spec.sweep.ranks_per_run_at,
                     "ranks_per_run = " + std::to_string(k) +
                         " with [measure]: a measurement reports one device's memory and step time, so it runs on one "
@@ -206,18 +206,20 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
         for (const auto& tchoice : train_choices) {
           json tr = train;
           for (const auto& [axis, v] : tchoice) tr[axis->name] = v;
-          const auto steps = tr["steps"].get<double>();
-          const auto batch = tr["batch_size"].get<double>();
-          const auto every = tr["eval_every"].get<double>();
+          const TrainSettings settings = TrainSettings::from_json(tr);
+          const auto steps = static_cast<double>(settings.steps);
+          const auto batch = static_cast<double>(settings.batch_size);
+          const auto every = static_cast<double>(settings.eval_every);
+          const auto eval_size = static_cast<double>(settings.eval_size);
           const double evals = (every > 0 ? std::floor(steps / every) : 0) + 1;
-          double cost = flops * (3.0 * steps * batch + evals * tr["eval_size"].get<double>());
+          double cost = flops * (3.0 * steps * batch + evals * eval_size);
           // A measurement: a few steps at the batch size, then a search up to the budget.
-          if (!spec.measure.is_null()) cost = flops * 3.0 * batch * (spec.measure["steps"].get<double>() + 1) * 8;
+          if (spec.measure) cost = flops * 3.0 * batch * (static_cast<double>(spec.measure->steps) + 1) * 8;
           if (!evaluate.is_null()) {
             // Each variant: a pass over the evaluation split beside the model as trained, then timings.
             double timed = 0;
             for (auto b : evaluate["batch_sizes"]) timed += b.get<double>();
-            const double passes = 2.0 * tr["eval_size"].get<double>() +
+            const double passes = 2.0 * eval_size +
                                   timed * (evaluate["repeats"].get<double>() + evaluate["warmup"].get<double>());
             cost += flops * passes * static_cast<double>(evaluate["variants"].size());
           }
@@ -230,7 +232,7 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
                       {"base_seed", spec.sweep.base_seed},
                       {"device", spec.sweep.device}};
             // Only measurement runs carry the key, so training runs keep their identity.
-            if (!spec.measure.is_null()) s["measure"] = spec.measure;
+            if (spec.measure) s["measure"] = spec.measure->to_json();
             if (!evaluate.is_null()) s["evaluate"] = evaluate;
             // The group size changes the arithmetic (how the gradient is summed), so it is
             // part of the run; absent at 1, so single-rank runs keep their keys.
@@ -258,7 +260,7 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
                                          std::to_string(r.seed_index()) + "); remove the duplicate");
   }
   out.claims = spec.claims;
-  check_claims(out.claims, out.runs, !spec.measure.is_null());
+  check_claims(out.claims, out.runs, spec.measure.has_value());
   return out;
 }
 

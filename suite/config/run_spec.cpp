@@ -9,7 +9,6 @@ const std::string& RunSpec::model_name() const { return spec.at("model").at("nam
 std::int64_t RunSpec::seq_len() const { return spec.at("task").at("seq_len").get<std::int64_t>(); }
 std::int64_t RunSpec::seed_index() const { return spec.at("seed_index").get<std::int64_t>(); }
 std::uint64_t RunSpec::base_seed() const { return spec.at("base_seed").get<std::uint64_t>(); }
-const json& RunSpec::train() const { return spec.at("train"); }
 const json& RunSpec::task_options() const { return spec.at("task").at("options"); }
 const json& RunSpec::model_options() const { return spec.at("model").at("options"); }
 std::string RunSpec::device() const { return spec.at("device").get<std::string>(); }
@@ -20,6 +19,8 @@ std::string run_key_of(const json& spec) { return sha256_hex(spec.dump()); }
 RunSpec make_run_spec(json spec, const TaskInfo& info, double cost) {
   RunSpec r;
   r.spec = std::move(spec);
+  r.train = TrainSettings::from_json(r.spec.at("train"));
+  if (const auto m = r.spec.find("measure"); m != r.spec.end()) r.measure = MeasureSettings::from_json(*m);
   r.key = run_key_of(r.spec);
   r.task_info = info;
   r.cost = cost;

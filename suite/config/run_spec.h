@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "suite/config/train_settings.h"
 #include "suite/contracts/options.h"
 #include "suite/contracts/task_info.h"
 
@@ -19,13 +22,15 @@ struct RunSpec {
   std::int64_t index = 0;  // position in the sweep's deterministic order
   TaskInfo task_info;
   double cost = 0;  // expected work in FLOPs, for longest-first scheduling
+  // spec["train"] and spec["measure"], parsed once (train_settings.h).
+  TrainSettings train;
+  std::optional<MeasureSettings> measure;  // a measurement run, not a training run
 
   const std::string& task_name() const;
   const std::string& model_name() const;
   std::int64_t seq_len() const;
   std::int64_t seed_index() const;
   std::uint64_t base_seed() const;
-  const json& train() const;
   const json& task_options() const;
   const json& model_options() const;
   std::string device() const;

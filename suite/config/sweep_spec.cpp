@@ -23,35 +23,6 @@ const OptionSchema& sweep_schema() {
   return schema;
 }
 
-const OptionSchema& train_schema() {
-  static const OptionSchema schema{{
-      {"steps", OptionType::Int, json(300), "optimizer steps", {}, 0, {}},
-      {"batch_size", OptionType::Int, json(32), "samples per step", {}, 1, {}},
-      {"optimizer", OptionType::String, json("adamw"), "adamw or sgd (with momentum)", {"adamw", "sgd"}},
-      {"lr", OptionType::Float, json(1e-3), "peak learning rate", {}, 0.0, {}},
-      {"momentum", OptionType::Float, json(0.9), "SGD momentum", {}, 0.0, 1.0},
-      {"beta1", OptionType::Float, json(0.9), "AdamW first-moment decay", {}, 0.0, 1.0},
-      {"beta2", OptionType::Float, json(0.999), "AdamW second-moment decay", {}, 0.0, 1.0},
-      {"warmup_steps", OptionType::Int, json(0), "linear warm-up from 0 to lr", {}, 0, {}},
-      {"schedule", OptionType::String, json("cosine"), "learning-rate decay after warm-up", {"cosine", "linear", "constant"}},
-      {"weight_decay", OptionType::Float, json(0.01), "decoupled (AdamW) or L2 (SGD) weight decay", {}, 0.0, {}},
-      {"grad_clip", OptionType::Float, json(1.0), "clip the global gradient norm to this (0: off)", {}, 0.0, {}},
-      {"eval_every", OptionType::Int, json(0), "steps between evaluations (0: only at the end)", {}, 0, {}},
-      {"eval_size", OptionType::Int, json(512), "evaluation samples", {}, 1, {}},
-      {"memory_budget", OptionType::Bytes, json(0), "fail the run if it allocates more than this beyond its data (0: no budget)", {}, 0, {}},
-  }};
-  return schema;
-}
-
-const OptionSchema& measure_schema() {
-  static const OptionSchema schema{{
-      {"budget", OptionType::Bytes, json(0), "find the largest batch whose training step fits in this much memory beyond the data (0: no search)", {}, 0, {}, false, false},
-      {"max_batch", OptionType::Int, json(65536), "upper end of the batch search", {}, 1, {}, false, false},
-      {"steps", OptionType::Int, json(3), "timed training steps at [train] batch_size, after one warm-up step", {}, 1, 1000, false, false},
-  }};
-  return schema;
-}
-
 namespace {
 
 const std::vector<std::string> kTopLevel = {"sweep", "train", "task", "model", "measure", "claim", "variant", "evaluate"};
@@ -223,10 +194,11 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
   }
   if (const auto* measure = root.get("measure")) {
     if (!measure->is_table()) throw UserError(location_of(*measure, file), "'measure' must be a table: write [measure]");
-    spec.measure = json::object();
-    for (const auto& o : measure_schema().options) spec.measure[o.name] = o.default_value;
+    json resolved = json::object();
+    for (const auto& o : measure_schema().options) resolved[o.name] = o.default_value;
     for (const auto& axis : read_options(*measure->as_table(), measure_schema(), {}, file, "[measure]"))
-      spec.measure[axis.name] = axis.values.at(0);
+      resolved[axis.name] = axis.values.at(0);
+    spec.measure = MeasureSettings::from_json(resolved);
   }
   const auto* tasks = root.get("task");
   if (!tasks) throw UserError(SourceLocation{file, 1, 1}, "the sweep has no [[task]]; add one (lrbench list tasks shows them)");
@@ -238,7 +210,7 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
   if (evaluate && !evaluate->is_table()) throw UserError(location_of(*evaluate, file), "'evaluate' must be a table: write [evaluate]");
   if (const auto* variants = root.get("variant")) {
     tables_of(*variants, "variant", file);
-    if (!spec.measure.is_null())
+    if (spec.measure)
       throw UserError(location_of(*variants, file), "[[variant]] evaluates trained weights again; a [measure] sweep trains nothing");
     spec.variants = parse_variants(*variants->as_array(), file);
     for (const auto& v : spec.variants)
@@ -259,7 +231,7 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
         side->match.emplace_back("base_seed", spec.sweep.base_seed);
         side->match.emplace_back("device", spec.sweep.device);
         if (spec.sweep.ranks_per_run > 1) side->match.emplace_back("ranks_per_run", spec.sweep.ranks_per_run);
-        if (!spec.measure.is_null()) side->match.emplace_back("measure", spec.measure);
+        if (spec.measure) side->match.emplace_back("measure", spec.measure->to_json());
       }
   }
   return spec;

@@ -3,10 +3,12 @@
 // range, every model and task registered. Nothing runs before this succeeds.
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "suite/config/claim_spec.h"
+#include "suite/config/train_settings.h"
 #include "suite/contracts/options.h"
 #include "suite/config/variant_spec.h"
 
@@ -50,7 +52,7 @@ struct SweepSpec {
   std::vector<Block> models;
   // [measure]: when present, every run is a measurement (peak memory and step time at the
   // [train] batch size, and the largest batch within a budget) instead of a training run.
-  json measure;  // resolved options, or null
+  std::optional<MeasureSettings> measure;
   // [[claim]]: what the study claims; the report gives each a verdict (claim_spec.h).
   std::vector<ClaimSpec> claims;
   // [[variant]] and [evaluate]: after training, the same weights evaluated again under each
@@ -59,8 +61,6 @@ struct SweepSpec {
   json evaluate;
 };
 
-const OptionSchema& train_schema();
-const OptionSchema& measure_schema();
 const OptionSchema& sweep_schema();
 
 SweepSpec load_sweep_file(const std::filesystem::path& path);

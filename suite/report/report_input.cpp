@@ -6,6 +6,7 @@
 #include "suite/core/errors.h"
 #include "suite/core/files.h"
 #include "suite/core/text.h"
+#include "suite/store/results_layout.h"
 
 namespace lrb {
 
@@ -38,7 +39,7 @@ ReportInput load_report_input(const std::vector<std::filesystem::path>& dirs) {
       if (kept.status != RunStatus::Ok && r.status == RunStatus::Ok) kept = std::move(r);
     }
     for (auto& b : scan.bad) in.bad.push_back(std::move(b));
-    const auto manifest = dir / "sweep.json";
+    const auto manifest = ResultsLayout(dir).manifest();
     if (!std::filesystem::exists(manifest)) continue;
     nlohmann::json m;
     try {

@@ -31,23 +31,21 @@
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/device_memory.h"
 #include "suite/store/results_folder.h"
+#include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
 
 namespace lrb {
 
 namespace fs = std::filesystem;
 
-fs::path checkpoint_path(const fs::path& dir, const std::string& key) { return dir / "checkpoints" / (key + ".pt"); }
-fs::path run_file_path_in(const fs::path& dir, const std::string& key) { return dir / "runs" / (key + ".h5"); }
-
-double learning_rate_at(const nlohmann::json& train, std::int64_t step) {
-  const double lr = train.at("lr").get<double>();
-  const auto steps = train.at("steps").get<std::int64_t>();
-  const auto warmup = train.at("warmup_steps").get<std::int64_t>();
+double learning_rate_at(const TrainSettings& train, std::int64_t step) {
+  const double lr = train.lr;
+  const std::int64_t steps = train.steps;
+  const std::int64_t warmup = train.warmup_steps;
   if (step < warmup) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
   const double span = static_cast<double>(std::max<std::int64_t>(1, steps - warmup));
   const double p = std::min(1.0, static_cast<double>(step - warmup) / span);
-  const std::string schedule = train.at("schedule");
+  const std::string& schedule = train.schedule;
   if (schedule == "cosine") return lr * 0.5 * (1.0 + std::cos(M_PI * p));
   if (schedule == "linear") return lr * (1.0 - p);
   return lr;
@@ -58,21 +56,21 @@ namespace {
 // Thrown inside the loop when a stop was requested; caught to checkpoint.
 struct StopRequested {};
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(Model& model, const nlohmann::json& train) {
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(Model& model, const TrainSettings& train) {
   // Weight decay on matrices only: biases, norms and embeddings' scalars are not decayed.
   std::vector<at::Tensor> decay, no_decay;
   for (auto& p : model.parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
-  const double lr = train.at("lr"), wd = train.at("weight_decay");
-  if (train.at("optimizer") == "adamw") {
+  const double lr = train.lr, wd = train.weight_decay;
+  if (train.optimizer == "adamw") {
     using torch::optim::AdamWOptions;
-    const double b1 = train.at("beta1"), b2 = train.at("beta2");
+    const double b1 = train.beta1, b2 = train.beta2;
     std::vector<torch::optim::OptimizerParamGroup> groups;
     groups.emplace_back(decay, std::make_unique<AdamWOptions>(AdamWOptions(lr).betas({b1, b2}).weight_decay(wd)));
     groups.emplace_back(no_decay, std::make_unique<AdamWOptions>(AdamWOptions(lr).betas({b1, b2}).weight_decay(0.0)));
     return std::make_unique<torch::optim::AdamW>(std::move(groups), AdamWOptions(lr));
   }
   using torch::optim::SGDOptions;
-  const double m = train.at("momentum");
+  const double m = train.momentum;
   std::vector<torch::optim::OptimizerParamGroup> groups;
   groups.emplace_back(decay, std::make_unique<SGDOptions>(SGDOptions(lr).momentum(m).weight_decay(wd)));
   groups.emplace_back(no_decay, std::make_unique<SGDOptions>(SGDOptions(lr).momentum(m).weight_decay(0.0)));
@@ -154,18 +152,18 @@ class RunExecution {
     // A stopped measurement starts again from scratch: it has nothing worth keeping.
     if (out.status == RunStatus::Stopped && !measuring() && writes_files()) {
       try {
-        if (model_ && optimizer_) save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
+        if (model_ && optimizer_) save_checkpoint(folder().checkpoint(run_.key), run_.key, *model_, *optimizer_, state_);
       } catch (const std::exception& e) {
         out.error += "; the checkpoint could not be written: " + error_text(e);
       }
     }
     finish_record(out, wall_start);
     if (ctx_.publish && writes_files()) {
-      fs::create_directories(ctx_.results_dir / "runs");
-      write_run_file(run_file_path_in(ctx_.results_dir, run_.key), record_);
+      fs::create_directories(folder().runs());
+      write_run_file(folder().run_file(run_.key), record_);
       if (out.status != RunStatus::Stopped) {
         std::error_code ec;
-        fs::remove(checkpoint_path(ctx_.results_dir, run_.key), ec);
+        fs::remove(folder().checkpoint(run_.key), ec);
       }
     }
     out.record = record_;
@@ -179,11 +177,9 @@ class RunExecution {
     LRB_CHECK(task && model, "run names an unregistered task or model");
     const std::uint64_t base = run_.base_seed();
     const auto s = static_cast<std::uint64_t>(run_.seed_index());
-    const auto& train = run_.train();
-
     CachedTaskData loaded = cached_task_data(
         *task, run_.task_options(), run_.seq_len(), run_.task_info,
-        DataRequest{derive_seed(base, s, kStreamData), train.at("eval_size").get<std::int64_t>()}, ctx_.data_cache);
+        DataRequest{derive_seed(base, s, kStreamData), run_.train.eval_size}, ctx_.data_cache);
     data_ = std::move(loaded.data);
     record_.provenance["data_cache"] = loaded.source.to_json();
     // The tensors' own bytes: the same whether the data was generated, read from the cache
@@ -199,7 +195,7 @@ class RunExecution {
       device_ = at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(ctx_.device_index));
     }
 
-    const auto budget = train.at("memory_budget").get<std::int64_t>();
+    const std::int64_t budget = run_.train.memory_budget;
     if (budget > 0) CpuMemoryCounter::set_limit(budget);
     set_device_memory_limit(device_, budget);
     record_.provenance["memory_source"] = run_memory_source(device_);
@@ -209,6 +205,7 @@ class RunExecution {
     build_from_scratch(*model);
   }
 
+  ResultsLayout folder() const { return ResultsLayout(ctx_.results_dir); }
   bool in_group() const { return ctx_.group != nullptr && ctx_.group->size() > 1; }
   // Member 0 of a group (or a rank alone) writes the run file and the checkpoints.
   bool writes_files() const { return !in_group() || ctx_.group->rank() == 0; }
@@ -225,7 +222,7 @@ class RunExecution {
   // group each read it and agree: all resume from it, or all start from step 0.
   void resume_from_checkpoint() {
     if (!ctx_.publish || measuring()) return;
-    const fs::path ckpt = checkpoint_path(ctx_.results_dir, run_.key);
+    const fs::path ckpt = folder().checkpoint(run_.key);
     const bool present = fs::exists(ckpt);
     std::string bad;
     if (present) {
@@ -273,7 +270,7 @@ class RunExecution {
     model_ = model.make(run_.model_options(), run_.task_info);
     model_->to(device_);
     reset_device_peak(device_);
-    optimizer_ = make_optimizer(*model_, run_.train());
+    optimizer_ = make_optimizer(*model_, run_.train);
     Rng order(derive_seed(base, s, kStreamOrder));
     for (int i = 0; i < 4; ++i) state_.order_rng[i] = order.state()[i];
     state_.threads = ctx_.threads;
@@ -325,7 +322,7 @@ class RunExecution {
     at::NoGradGuard no_grad;
     const auto& eval = data_->eval;
     const std::int64_t n = eval.size();
-    const std::int64_t batch = run_.train().at("batch_size").get<std::int64_t>();
+    const std::int64_t batch = run_.train.batch_size;
     std::vector<at::Tensor> logits;
     for (std::int64_t start = 0; start < n; start += batch) {
       if (stoppable && stop_requested()) throw StopRequested{};
@@ -346,7 +343,7 @@ class RunExecution {
   // batches checkpoints the finished training, so the variants run again on resume.
   void evaluate_variants_of_run() {
     const VariantEvalInput in{run_.spec.at("evaluate"), data_->eval, run_.task_info,
-                              run_.train().at("batch_size").get<std::int64_t>(), device_,
+                              run_.train.batch_size, device_,
                               [] {
                                 if (stop_requested()) throw StopRequested{};
                               }};
@@ -363,7 +360,7 @@ class RunExecution {
     std::int64_t peak_bytes = 0;  // the step's own peak above what was live before it
   };
 
-  bool measuring() const { return run_.spec.contains("measure"); }
+  bool measuring() const { return run_.measure.has_value(); }
 
   // One optimizer step on the samples `idx` (repeated cyclically by the caller when a
   // measurement asks for more than the data holds). Tracks the run's memory peaks.
@@ -388,7 +385,7 @@ class RunExecution {
       r.loss = loss.item<double>();
       if (std::isfinite(r.loss)) {
         loss.backward();
-        const double clip = run_.train().at("grad_clip");
+        const double clip = run_.train.grad_clip;
         if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
         optimizer_->step();
       }
@@ -435,7 +432,7 @@ class RunExecution {
     if (ex.failed) throw std::runtime_error(ex.error);
     r.loss = ex.loss;
     if (std::isfinite(r.loss)) {
-      const double clip = run_.train().at("grad_clip");
+      const double clip = run_.train.grad_clip;
       if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
       optimizer_->step();
     }
@@ -447,7 +444,7 @@ class RunExecution {
   // run it again once there is room.
   void save_periodic_checkpoint() {
     try {
-      save_checkpoint(checkpoint_path(ctx_.results_dir, run_.key), run_.key, *model_, *optimizer_, state_);
+      save_checkpoint(folder().checkpoint(run_.key), run_.key, *model_, *optimizer_, state_);
     } catch (const std::exception& e) {
       if (record_.provenance.contains("checkpoint_failed")) return;
       record_.provenance["checkpoint_failed"] = {{"step", state_.step}, {"reason", error_text(e)}};
@@ -466,7 +463,7 @@ class RunExecution {
       pending_error_.clear();
       fail_if_any_member_failed(why);
     }
-    if (code == 1 && state_.step < run_.train().at("steps").get<std::int64_t>()) throw StopRequested{};
+    if (code == 1 && state_.step < run_.train.steps) throw StopRequested{};
   }
 
   std::vector<std::int64_t> cyclic_batch(std::int64_t batch) const {
@@ -480,16 +477,16 @@ class RunExecution {
   // a step is refused, then bisection. The budget covers everything the run allocates
   // beyond its data (parameters, gradients, optimizer state, activations).
   void measure() {
-    const json& m = run_.spec.at("measure");
-    const auto batch = run_.train().at("batch_size").get<std::int64_t>();
-    const double lr = run_.train().at("lr").get<double>();
+    const MeasureSettings& m = *run_.measure;
+    const std::int64_t batch = run_.train.batch_size;
+    const double lr = run_.train.lr;
     model_->train();
     auto& c = state_.curves;
     train_step(cyclic_batch(batch), lr);  // warm-up: optimizer state, allocator caches
     state_.peak_bytes = state_.peak_step_bytes = 0;
     reset_device_peak(device_);
     model_->reset_figures();
-    for (std::int64_t i = 0; i < m.at("steps").get<std::int64_t>(); ++i) {
+    for (std::int64_t i = 0; i < m.steps; ++i) {
       if (stop_requested()) throw StopRequested{};
       const StepResult r = train_step(cyclic_batch(batch), lr);
       c["step_seconds"].push_back(r.seconds);
@@ -500,9 +497,9 @@ class RunExecution {
     for (const auto& [name, value] : model_->figures()) record_.metrics[name] = value;
     if (const std::int64_t device_peak = device_peak_bytes(device_); device_peak >= 0)
       record_.metrics["device_peak_bytes"] = static_cast<double>(device_peak);
-    const auto budget = m.at("budget").get<std::int64_t>();
+    const std::int64_t budget = m.budget;
     if (budget > 0) {
-      const std::int64_t max_batch = m.at("max_batch");
+      const std::int64_t max_batch = m.max_batch;
       auto fits = [&](std::int64_t b) {
         if (stop_requested()) throw StopRequested{};
         CpuMemoryCounter::set_limit(budget);
@@ -546,10 +543,10 @@ class RunExecution {
   }
 
   void train_and_evaluate() {
-    const auto& train = run_.train();
-    const auto steps = train.at("steps").get<std::int64_t>();
-    const auto batch = train.at("batch_size").get<std::int64_t>();
-    const auto eval_every = train.at("eval_every").get<std::int64_t>();
+    const TrainSettings& train = run_.train;
+    const std::int64_t steps = train.steps;
+    const std::int64_t batch = train.batch_size;
+    const std::int64_t eval_every = train.eval_every;
     model_->train();
     auto& c = state_.curves;
     for (const char* name : {"train_step", "train_loss", "lr", "step_seconds", "step_peak_bytes"}) c[name];
@@ -632,7 +629,7 @@ class RunExecution {
       const std::size_t warm = std::min<std::size_t>(5, v.size() / 2);
       std::vector<double> steady(v.begin() + static_cast<std::ptrdiff_t>(warm), v.end());
       const double med = quantile(steady, 0.5);
-      const double batch = run_.train().at("batch_size").get<double>();
+      const auto batch = static_cast<double>(run_.train.batch_size);
       m["step_seconds_median"] = med;
       m["step_seconds_p95"] = quantile(steady, 0.95);
       m["samples_per_s"] = batch / med;
@@ -651,7 +648,7 @@ class RunExecution {
       m["device_peak_bytes"] = static_cast<double>(device_peak);
     m["peak_step_bytes"] = static_cast<double>(state_.peak_step_bytes);
     m["data_bytes"] = static_cast<double>(data_bytes_);
-    if (!m.count("memory_budget_bytes")) m["memory_budget_bytes"] = run_.train().at("memory_budget").get<double>();
+    if (!m.count("memory_budget_bytes")) m["memory_budget_bytes"] = static_cast<double>(run_.train.memory_budget);
     m["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
     record_.provenance["attempt"] = state_.attempt;
     record_.provenance["finished_at"] = utc_now_iso();

@@ -36,10 +36,8 @@ struct RunOutcome {
 
 RunOutcome execute_run(const RunSpec& run, const RunContext& ctx);
 
-std::filesystem::path checkpoint_path(const std::filesystem::path& results_dir, const std::string& key);
-std::filesystem::path run_file_path_in(const std::filesystem::path& results_dir, const std::string& key);
 
 // The learning rate for the step about to run (0-based), from [train].
-double learning_rate_at(const nlohmann::json& train, std::int64_t step);
+double learning_rate_at(const TrainSettings& train, std::int64_t step);
 
 }  // namespace lrb

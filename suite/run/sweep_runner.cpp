@@ -122,7 +122,7 @@ ScanResult scan_for_resume(const fs::path& out, const std::vector<RunSpec>& runs
     fmt::print(stderr, "lrbench: removed a stale temporary file {}\n", p.string());
   for (const std::size_t i : mine) {
     const RunSpec& run = runs[i];
-    const fs::path file = run_file_path(out, run.key);
+    const fs::path file = ResultsLayout(out).run_file(run.key);
     if (!fs::exists(file)) {
       r.pending.push_back(run.index);
       continue;
@@ -149,7 +149,7 @@ ScanResult scan_for_resume(const fs::path& out, const std::vector<RunSpec>& runs
 // One results folder holds one sweep (by name): two sweeps written into one folder would be
 // mixed in its tables. The same name again extends or resumes it.
 void check_same_sweep(const fs::path& out, const SweepSpec& spec) {
-  const fs::path manifest = out / "sweep.json";
+  const fs::path manifest = ResultsLayout(out).manifest();
   std::error_code ec;
   if (!fs::exists(manifest, ec)) return;
   std::string name;
@@ -167,11 +167,12 @@ void check_same_sweep(const fs::path& out, const SweepSpec& spec) {
 // holds it exclusively. The shard count in use is recorded in DIR/.shard-layout: shards of
 // another count (0/2 and 0/3 share runs) are refused while any shard is at work.
 std::unique_ptr<FolderLock> lock_for_shard(const fs::path& out, const Shard& shard) {
-  const fs::path layout = out / ".shard-layout";
-  FileLock layout_lock(out / ".lock-layout");  // serialises shard starts (brief)
+  const ResultsLayout where(out);
+  const fs::path layout = where.shard_layout();
+  FileLock layout_lock(where.shard_layout_lock());  // serialises shard starts (brief)
   bool alone = false;
   try {
-    FolderLock probe(out / ".lock");  // exclusive: nobody else writes the folder now
+    FolderLock probe(where.folder_lock());  // exclusive: nobody else writes the folder now
     alone = true;
   } catch (const UserError&) {
   }
@@ -191,7 +192,7 @@ std::unique_ptr<FolderLock> lock_for_shard(const fs::path& out, const Shard& sha
                       "; shards of different counts would run the same runs twice: use --shard I/" +
                       (count > 0 ? std::to_string(count) : std::string("N")) + ", or wait for them to finish");
   }
-  return std::make_unique<FolderLock>(out / ".lock", FolderLock::Mode::Shared);
+  return std::make_unique<FolderLock>(where.folder_lock(), FolderLock::Mode::Shared);
 }
 
 void write_sweep_manifest(const fs::path& out, const SweepSpec& spec, const ExpandedSweep& ex) {
@@ -203,8 +204,8 @@ void write_sweep_manifest(const fs::path& out, const SweepSpec& spec, const Expa
   for (const auto& c : ex.claims) claims.push_back(c.to_json());
   const nlohmann::json manifest = {{"sweep", spec.sweep.name}, {"file", spec.file}, {"runs", runs}, {"skipped", skipped},
                                    {"claims", claims}};
-  write_file_atomic(out / "sweep.json", manifest.dump(2));
-  write_file_atomic(out / "sweep.toml", read_file(spec.file));
+  write_file_atomic(ResultsLayout(out).manifest(), manifest.dump(2));
+  write_file_atomic(ResultsLayout(out).sweep_file_copy(), read_file(spec.file));
 }
 
 }  // namespace
@@ -254,17 +255,17 @@ int run_sweep(const SweepRunOptions& options) {
   int setup_failed = 0;
   if (mpi.rank() == 0) {
     try {
-      fs::create_directories(out / "runs");
-      fs::create_directories(out / "checkpoints");
+      const ResultsLayout where(out);
+      fs::create_directories(where.runs());
+      fs::create_directories(where.checkpoints());
       if (shard.whole()) {
-        lock = std::make_unique<FolderLock>(out / ".lock");
+        lock = std::make_unique<FolderLock>(where.folder_lock());
       } else {
         // The shards of one sweep write the folder together (their runs are disjoint); a
         // whole sweep, shards of another count, or a second process for the same shard,
         // are refused meanwhile.
         lock = lock_for_shard(out, shard);
-        shard_lock = std::make_unique<FolderLock>(
-            out / (".lock-shard-" + std::to_string(shard.index) + "-of-" + std::to_string(shard.count)));
+        shard_lock = std::make_unique<FolderLock>(where.shard_lock(shard.index, shard.count));
       }
       check_same_sweep(out, spec);
       scan = scan_for_resume(out, ex.runs, mine, options.retry_failed,
@@ -304,7 +305,7 @@ int run_sweep(const SweepRunOptions& options) {
   std::unique_ptr<ProgressBoard> board;
   if (mpi.rank() == 0) {
     if (!ex.skipped.empty())
-      fmt::print(stderr, "lrbench: {} combination(s) skipped (listed in {}/sweep.json)\n", ex.skipped.size(), out.string());
+      fmt::print(stderr, "lrbench: {} combination(s) skipped (listed in {})\n", ex.skipped.size(), ResultsLayout(out).manifest().string());
     board = std::make_unique<ProgressBoard>(items, mpi.size(), scan.finished, stderr);
     if (ranks_per_run > 1)
       fmt::print(stderr, "lrbench: data parallel: each run trains on {} ranks, {} run(s) at a time\n", ranks_per_run,

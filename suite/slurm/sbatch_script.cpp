@@ -79,7 +79,7 @@ std::string render_sweep_script(const SbatchJob& job) {
   d += common_directives(job);
   d += directive("--signal=B:USR1@" + std::to_string(job.signal_lead_seconds));
   d += directive("--requeue");
-  d += directive("--output=" + (job.out / "slurm" / (job.name + (array ? "-%A_%a.log" : "-%j.log"))).string());
+  d += directive("--output=" + (job.script.parent_path() / (job.name + (array ? "-%A_%a.log" : "-%j.log"))).string());
   d.pop_back();
 
   // srun does not take --cpus-per-task from the allocation since Slurm 22.05: say it again.
@@ -118,7 +118,7 @@ std::string render_final_script(const SbatchJob& job) {
   d += directive("--ntasks=1");
   d += directive("--cpus-per-task=1");
   d += common_directives(job);
-  d += directive("--output=" + (job.out / "slurm" / (job.name + "-final-%j.log")).string());
+  d += directive("--output=" + (job.script.parent_path() / (job.name + "-final-%j.log")).string());
   d.pop_back();
   return fill(kFinalSbatchTemplate, {{"NAME", job.name},
                                      {"SCRIPT", job.script.string()},

@@ -16,7 +16,7 @@ struct SbatchJob {
   std::filesystem::path lrbench;       // absolute path of the lrbench binary
   std::filesystem::path spec;          // absolute path of the sweep file the job runs
   std::filesystem::path out;           // absolute path of the results folder
-  std::filesystem::path script;        // where this script is written (named in its messages)
+  std::filesystem::path script;        // where this script is written (named in its messages); the job logs go beside it
   std::filesystem::path array_script;  // the final job's array script (array mode)
   int nodes = 1;
   int ntasks_per_node = 1;

@@ -15,6 +15,7 @@
 #include "suite/core/process_info.h"
 #include "suite/core/version.h"
 #include "suite/hdf5/h5.h"
+#include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
 #include "suite/store/text_dataset.h"
 
@@ -25,10 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-constexpr const char* kRunsFolder = "runs";
-constexpr const char* kCheckpointsFolder = "checkpoints";
-constexpr const char* kQuarantineFolder = "quarantine";
-constexpr const char* kSweepFile = "sweep.h5";
 
 // A temporary file ".<name>.tmp.<host>.<pid>" (files.h) written on this host.
 bool written_on_this_host(const std::string& name) {
@@ -88,14 +85,11 @@ void sort_bad(std::vector<BadResult>& bad) {
 
 }  // namespace
 
-fs::path run_file_path(const fs::path& dir, const std::string& key) { return dir / kRunsFolder / (key + ".h5"); }
-fs::path sweep_file_path(const fs::path& dir) { return dir / kSweepFile; }
-
 // Validates each run file of DIR/runs in name order and hands it to `visit`, which may
 // keep or drop the record (a merge keeps none in memory: records can be large).
 template <class Visit>
 void for_each_run_file(const fs::path& dir, std::vector<BadResult>& bad, Visit visit) {
-  const fs::path runs = dir / kRunsFolder;
+  const fs::path runs = ResultsLayout(dir).runs();
   std::error_code ec;
   if (!fs::is_directory(runs, ec)) return;
   for (const fs::path& file : list_folder(runs)) {
@@ -128,8 +122,7 @@ std::vector<fs::path> clear_stale_temporaries(const fs::path& dir, StaleScope sc
   };
   // runs/ and checkpoints/ at any depth; quarantine/ (its .reason files) and DIR itself
   // (sweep.h5) are written through temporary names too.
-  for (const char* sub : {kRunsFolder, kCheckpointsFolder, kQuarantineFolder}) {
-    const fs::path folder = dir / sub;
+  for (const fs::path& folder : ResultsLayout(dir).folders_with_temporaries()) {
     std::error_code ec;
     if (!fs::is_directory(folder, ec)) continue;
     fs::recursive_directory_iterator it(folder, ec), end;
@@ -149,7 +142,7 @@ std::vector<fs::path> clear_stale_temporaries(const fs::path& dir, StaleScope sc
 }
 
 fs::path quarantine_bad_file(const fs::path& dir, const fs::path& file, const std::string& reason) {
-  const fs::path qdir = dir / kQuarantineFolder;
+  const fs::path qdir = ResultsLayout(dir).quarantine();
   std::error_code ec;
   fs::create_directories(qdir, ec);
   if (ec) throw EnvironmentError("cannot create " + qdir.string() + ": " + ec.message() + "; check the folder's permissions");
@@ -181,11 +174,11 @@ fs::path quarantine_bad_file(const fs::path& dir, const fs::path& file, const st
 void merge_results(const fs::path& dir) {
   h5::silence_error_printing();
   std::error_code ec;
-  if (!fs::is_directory(dir / kRunsFolder, ec))
-    throw UserError("nothing to merge: " + (dir / kRunsFolder).string() +
+  if (!fs::is_directory(ResultsLayout(dir).runs(), ec))
+    throw UserError("nothing to merge: " + ResultsLayout(dir).runs().string() +
                     " does not exist; give the folder passed to `lrbench run --out`");
   std::vector<BadResult> bad_files;
-  const fs::path final_path = sweep_file_path(dir);
+  const fs::path final_path = ResultsLayout(dir).merged();
   // Built in memory and written with its whole-file digest in one atomic publish: a full
   // disk fails that write cleanly and leaves no temporary file.
   h5::MemoryFile file(final_path);
@@ -283,10 +276,10 @@ ResultsScan read_sweep_file(const fs::path& path) {
 
 ResultsScan load_results(const fs::path& dir) {
   std::error_code ec;
-  if (fs::is_directory(dir / kRunsFolder, ec)) return scan_runs(dir);
-  if (fs::exists(sweep_file_path(dir), ec)) return read_sweep_file(sweep_file_path(dir));
-  throw UserError("no results in " + dir.string() + ": neither " + (dir / kRunsFolder).string() + " nor " +
-                  sweep_file_path(dir).string() +
+  if (fs::is_directory(ResultsLayout(dir).runs(), ec)) return scan_runs(dir);
+  if (fs::exists(ResultsLayout(dir).merged(), ec)) return read_sweep_file(ResultsLayout(dir).merged());
+  throw UserError("no results in " + dir.string() + ": neither " + ResultsLayout(dir).runs().string() + " nor " +
+                  ResultsLayout(dir).merged().string() +
                   " exists; give the folder passed to `lrbench run --out` (or run the sweep first)");
 }
 

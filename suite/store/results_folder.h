@@ -1,15 +1,12 @@
 #pragma once
-// A results folder DIR (the --out of `lrbench run`):
-//   DIR/runs/<run key>.h5   one file per finished run (run_file.h)
-//   DIR/checkpoints/        checkpoints of runs in progress
-//   DIR/sweep.h5            everything merged by `lrbench merge`
-//   DIR/quarantine/         bad files moved aside, each with a .reason file
-// Layout and rules: results/SCHEMA.md.
+// Reading, cleaning and merging a results folder DIR (the --out of `lrbench run`); where
+// each file lives: results_layout.h. Rules: results/SCHEMA.md.
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "suite/store/results_layout.h"
 #include "suite/store/run_record.h"
 
 namespace lrb {
@@ -27,9 +24,6 @@ struct ResultsScan {
 // The most bytes read from a results folder's manifest (DIR/sweep.json: one run key per
 // run) or shard layout: far more than any sweep within the run limit needs.
 inline constexpr std::uintmax_t kMaxManifestBytes = std::uintmax_t{256} << 20;
-
-std::filesystem::path run_file_path(const std::filesystem::path& dir, const std::string& key);
-std::filesystem::path sweep_file_path(const std::filesystem::path& dir);
 
 // Validates every DIR/runs/*.h5 (temporary names skipped). No runs/ folder: an empty scan.
 ResultsScan scan_runs(const std::filesystem::path& dir);

@@ -9,6 +9,7 @@
 #include "suite/core/sha256.h"
 #include "suite/core/version.h"
 #include "suite/hdf5/h5.h"
+#include "suite/store/results_layout.h"
 #include "suite/store/text_dataset.h"
 
 namespace lrb {
@@ -148,7 +149,7 @@ RunFileCheck read_run_group(const h5::Object& group) {
 }
 
 void write_run_file(const fs::path& path, const RunRecord& record) {
-  if (path.parent_path().filename() == "runs")
+  if (ResultsLayout::in_runs_folder(path))
     LRB_CHECK(path.stem().string() == record.key, "a run file in runs/ is named by its run key");
   const fs::path folder = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   std::error_code ec;
@@ -177,7 +178,7 @@ RunFileCheck read_run_file(const fs::path& path) {
     out.reason = validation_reason(e);
     return out;
   }
-  if (out.valid() && path.parent_path().filename() == "runs" && path.stem().string() != out.record->key) {
+  if (out.valid() && ResultsLayout::in_runs_folder(path) && path.stem().string() != out.record->key) {
     out.reason = "file name is not the run key (name " + path.stem().string() + ", key " + out.record->key + ")";
     out.record.reset();
   }

@@ -13,7 +13,7 @@ SweepStatus sweep_status(const std::filesystem::path& dir, const std::vector<std
   SweepStatus s;
   s.total = static_cast<int>(run_keys.size());
   for (const auto& key : run_keys) {
-    const auto file = run_file_path(dir, key);
+    const auto file = ResultsLayout(dir).run_file(key);
     std::error_code ec;
     if (!std::filesystem::exists(file, ec)) {
       ++s.missing;

@@ -4,6 +4,7 @@
 
 #include "suite/config/run_spec.h"
 #include "suite/store/results_folder.h"
+#include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
 
 namespace lrb::test {
@@ -29,7 +30,7 @@ RunRecord make_run(const RunDraft& d) {
 RunRecord write_run(const std::filesystem::path& dir, const RunDraft& d) {
   RunRecord r = make_run(d);
   std::filesystem::create_directories(dir / "runs");
-  write_run_file(run_file_path(dir, r.key), r);
+  write_run_file(ResultsLayout(dir).run_file(r.key), r);
   return r;
 }
 

@@ -17,6 +17,7 @@
 #include "suite/run/data_cache.h"
 #include "suite/run/runner.h"
 #include "suite/runtime/counting_allocator.h"
+#include "suite/store/results_layout.h"
 #include "tests/support/damage.h"
 #include "tests/support/results.h"
 #include "tests/support/sweeps.h"
@@ -61,7 +62,7 @@ class CheckpointIntegrity : public ::testing::Test {
     const RunOutcome stopped = run_in(dir_ / "out");
     clear_stop_request();
     ASSERT_EQ(stopped.status, RunStatus::Stopped) << stopped.error;
-    const fs::path ckpt = checkpoint_path(dir_ / "out", ex_.runs[0].key);
+    const fs::path ckpt = ResultsLayout(dir_ / "out").checkpoint(ex_.runs[0].key);
     ASSERT_TRUE(fs::exists(ckpt)) << stopped.error;
     damage(ckpt);
 
@@ -113,7 +114,7 @@ TEST_F(CheckpointIntegrity, AnotherRunsCheckpointRestartsTheRun) {
         ctx.threads = 1;
         ASSERT_EQ(execute_run(ex.runs[0], ctx).status, RunStatus::Stopped);
         clear_stop_request();
-        fs::copy_file(checkpoint_path(dir_ / "other", ex.runs[0].key), p, fs::copy_options::overwrite_existing);
+        fs::copy_file(ResultsLayout(dir_ / "other").checkpoint(ex.runs[0].key), p, fs::copy_options::overwrite_existing);
       },
       "written for another run");
 }

@@ -47,7 +47,7 @@ TEST(ConfigLimits, IntegersBeyondTheirRangeAreRefusedNotWrapped) {
             std::string::npos);
   // Within range, the value is kept exactly.
   const ExpandedSweep ex = expand_sweep(parse_sweep(sweep("", "steps = 5\neval_size = 2147483647\n"), "l.toml"));
-  EXPECT_EQ(ex.runs[0].train().at("eval_size").get<std::int64_t>(), 2147483647);
+  EXPECT_EQ(ex.runs[0].train.eval_size, 2147483647);
 }
 
 TEST(ConfigLimits, MemorySizesThatOverflowAreRefused) {
@@ -67,7 +67,7 @@ TEST(ConfigLimits, MemorySizesThatOverflowAreRefused) {
   EXPECT_EQ(parse_bytes("9007199254740993"), std::int64_t{9007199254740993});
   EXPECT_THROW(parse_bytes("1152921504606846977"), std::invalid_argument);  // 2^60 + 1
   const ExpandedSweep ex = expand_sweep(parse_sweep(sweep("", "steps = 5\nmemory_budget = \"1EiB\"\n"), "l.toml"));
-  EXPECT_EQ(ex.runs[0].train().at("memory_budget").get<std::int64_t>(), std::int64_t{1} << 60);
+  EXPECT_EQ(ex.runs[0].train.memory_budget, std::int64_t{1} << 60);
 }
 
 TEST(ConfigLimits, BaseSeedsAreExactAndNeverShareRunKeys) {

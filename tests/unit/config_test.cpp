@@ -112,7 +112,7 @@ TEST(ConfigGood, ExpandsInDeterministicOrderWithStableKeys) {
   // Every default is resolved into the spec.
   EXPECT_EQ(ex.runs[0].task_options()["max_length"], 64);
   EXPECT_EQ(ex.runs[0].task_options()["min_length"], 16);
-  EXPECT_EQ(ex.runs[0].train()["optimizer"], "adamw");
+  EXPECT_EQ(ex.runs[0].train.optimizer, "adamw");
   EXPECT_EQ(ex.runs[0].model_options()["depth"], 2);
   // The same file gives the same keys; thread count and rank are not part of them.
   const ExpandedSweep again = expand_sweep(parse_sweep(kGood, "elsewhere.toml"));

@@ -17,6 +17,7 @@
 #include "suite/report/sinks.h"
 #include "suite/stats/multiple_testing.h"
 #include "suite/store/results_folder.h"
+#include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
 #include "tests/support/report_runs.h"
 #include "tests/support/subprocess.h"
@@ -307,7 +308,7 @@ TEST(ReportWarnings, MixedRevisionsAndDevicesAreNamed) {
       RunRecord r = test::make_run(d);
       if (std::string(model) == "linear") r.provenance["device_name"] = "NVIDIA H200";
       std::filesystem::create_directories(t / "runs");
-      write_run_file(run_file_path(t.path(), r.key), r);
+      write_run_file(ResultsLayout(t.path()).run_file(r.key), r);
     }
   ReportOptions o;
   o.bootstrap.resamples = 500;

@@ -19,6 +19,7 @@
 #include "suite/core/process_info.h"
 #include "suite/hdf5/h5.h"
 #include "suite/store/results_folder.h"
+#include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
 
 namespace lrb {
@@ -106,7 +107,7 @@ class StoreTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
   fs::path write(const RunRecord& r) {
-    const fs::path p = run_file_path(dir_, r.key);
+    const fs::path p = ResultsLayout(dir_).run_file(r.key);
     write_run_file(p, r);
     return p;
   }
@@ -135,7 +136,7 @@ TEST_F(StoreTest, OkRecordWithNoMetricsOrCurves) {
 
 TEST_F(StoreTest, FailedWriteLeavesNothingBehind) {
   const RunRecord r = make_record("blocked");
-  const fs::path p = run_file_path(dir_, r.key);
+  const fs::path p = ResultsLayout(dir_).run_file(r.key);
   fs::create_directories(p / "occupied");  // a non-empty folder where the file should go: rename fails
   EXPECT_THROW(write_run_file(p, r), EnvironmentError);
   EXPECT_EQ(names_in(dir_ / "runs"), std::vector<std::string>{r.key + ".h5"});
@@ -327,7 +328,7 @@ TEST_F(StoreTest, ClearsStaleTemporaries) {
   for (const auto& p : expected) EXPECT_FALSE(fs::exists(p)) << p;
   EXPECT_TRUE(fs::exists(mine));  // a live process of this host is still writing it
   EXPECT_TRUE(fs::exists(ckpt_ok));
-  EXPECT_TRUE(read_run_file(run_file_path(dir_, r.key)).valid());
+  EXPECT_TRUE(read_run_file(ResultsLayout(dir_).run_file(r.key)).valid());
   EXPECT_TRUE(clear_stale_temporaries(dir_ / "nowhere").empty());
 }
 
@@ -360,7 +361,7 @@ TEST_F(StoreTest, MergeThenReadSweepFile) {
 
   merge_results(dir_);
   EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"runs", "sweep.h5"}));  // no temporary left
-  ResultsScan sweep = read_sweep_file(sweep_file_path(dir_));
+  ResultsScan sweep = read_sweep_file(ResultsLayout(dir_).merged());
   ASSERT_EQ(sweep.runs.size(), good.size());
   for (size_t i = 0; i < good.size(); ++i) expect_same(good[i], sweep.runs[i]);
   ASSERT_EQ(sweep.bad.size(), 1u);
@@ -368,7 +369,7 @@ TEST_F(StoreTest, MergeThenReadSweepFile) {
   EXPECT_EQ(sweep.bad[0].reason.rfind(kDigestMismatch, 0), 0u) << sweep.bad[0].reason;
 
   // The index names each run's cell.
-  const hid_t f = H5Fopen(sweep_file_path(dir_).c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t f = H5Fopen(ResultsLayout(dir_).merged().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(f, 0);
   h5::Group root(H5Gopen2(f, "/", H5P_DEFAULT), "sweep.h5");
   h5::Dataset ds = h5::open_dataset(root, "index");
@@ -391,7 +392,7 @@ TEST_F(StoreTest, CorruptGroupInSweepFileIsNamed) {
   const RunRecord r = make_record("sweepflip");
   write(r);
   merge_results(dir_);
-  const fs::path sweep = sweep_file_path(dir_);
+  const fs::path sweep = ResultsLayout(dir_).merged();
   flip_byte(sweep, chunk_offset(sweep, "/runs/" + r.key + "/curves/train_loss") + 40, 0x80);
   // The whole file's digest fails first: nothing of it is read.
   try {
@@ -414,9 +415,9 @@ TEST_F(StoreTest, MissingResultsAreUserErrors) {
   fs::remove_all(dir_ / "runs");
   EXPECT_THROW(load_results(dir_), UserError);
   EXPECT_THROW(merge_results(dir_), UserError);
-  std::ofstream(sweep_file_path(dir_)) << "garbage";
+  std::ofstream(ResultsLayout(dir_).merged()) << "garbage";
   try {
-    read_sweep_file(sweep_file_path(dir_));
+    read_sweep_file(ResultsLayout(dir_).merged());
     FAIL() << "no error";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("is damaged (no whole-file digest"), std::string::npos) << e.what();
@@ -431,11 +432,11 @@ TEST_F(StoreTest, WritingIsFast) {
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& r : records) write(r);
   const auto t1 = std::chrono::steady_clock::now();
-  for (const auto& r : records) ASSERT_TRUE(read_run_file(run_file_path(dir_, r.key)).valid());
+  for (const auto& r : records) ASSERT_TRUE(read_run_file(ResultsLayout(dir_).run_file(r.key)).valid());
   const auto t2 = std::chrono::steady_clock::now();
   const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
   std::printf("[ timing ] write %.2f ms, read+validate %.2f ms per run file (%zu KiB)\n", ms(t1 - t0) / n,
-              ms(t2 - t1) / n, static_cast<size_t>(fs::file_size(run_file_path(dir_, records[0].key)) / 1024));
+              ms(t2 - t1) / n, static_cast<size_t>(fs::file_size(ResultsLayout(dir_).run_file(records[0].key)) / 1024));
 }
 
 TEST(StoreH5, ErrorsNameOperationFileProcessAndStack) {

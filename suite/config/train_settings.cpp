@@ -1,0 +1,111 @@
+#include "suite/config/train_settings.h"
+
+#include <functional>
+#include <vector>
+
+#include "suite/core/errors.h"
+
+namespace lrb {
+
+namespace {
+
+// One option: its schema entry and how it reads into and out of the struct.
+template <class Settings>
+struct Field {
+  OptionSpec spec;
+  std::function<void(Settings&, const json&)> read;
+  std::function<json(const Settings&)> write;
+};
+
+template <class Settings, class T>
+Field<Settings> field(OptionSpec spec, T Settings::*member) {
+  return {std::move(spec), [member](Settings& s, const json& v) { s.*member = v.get<T>(); },
+          [member](const Settings& s) { return json(s.*member); }};
+}
+
+template <class Settings>
+OptionSchema schema_of(const std::vector<Field<Settings>>& fields) {
+  OptionSchema schema;
+  for (const auto& f : fields) schema.options.push_back(f.spec);
+  return schema;
+}
+
+template <class Settings>
+Settings read_fields(const std::vector<Field<Settings>>& fields, const json& resolved, const char* section) {
+  Settings s;
+  for (const auto& f : fields) {
+    const auto it = resolved.find(f.spec.name);
+    LRB_CHECK(it != resolved.end(), std::string("a resolved ") + section + " lacks an option");
+    try {
+      f.read(s, *it);
+    } catch (const json::exception&) {
+      LRB_CHECK(false, std::string("a resolved ") + section + " option has the wrong type");
+    }
+  }
+  return s;
+}
+
+template <class Settings>
+json write_fields(const std::vector<Field<Settings>>& fields, const Settings& s) {
+  json out = json::object();
+  for (const auto& f : fields) out[f.spec.name] = f.write(s);
+  return out;
+}
+
+using TS = TrainSettings;
+const std::vector<Field<TS>>& train_fields() {
+  static const std::vector<Field<TS>> fields{
+      field<TS>({"steps", OptionType::Int, json(300), "optimizer steps", {}, 0, {}}, &TS::steps),
+      field<TS>({"batch_size", OptionType::Int, json(32), "samples per step", {}, 1, {}}, &TS::batch_size),
+      field<TS>({"optimizer", OptionType::String, json("adamw"), "adamw or sgd (with momentum)", {"adamw", "sgd"}}, &TS::optimizer),
+      field<TS>({"lr", OptionType::Float, json(1e-3), "peak learning rate", {}, 0.0, {}}, &TS::lr),
+      field<TS>({"momentum", OptionType::Float, json(0.9), "SGD momentum", {}, 0.0, 1.0}, &TS::momentum),
+      field<TS>({"beta1", OptionType::Float, json(0.9), "AdamW first-moment decay", {}, 0.0, 1.0}, &TS::beta1),
+      field<TS>({"beta2", OptionType::Float, json(0.999), "AdamW second-moment decay", {}, 0.0, 1.0}, &TS::beta2),
+      field<TS>({"warmup_steps", OptionType::Int, json(0), "linear warm-up from 0 to lr", {}, 0, {}}, &TS::warmup_steps),
+      field<TS>({"schedule", OptionType::String, json("cosine"), "learning-rate decay after warm-up", {"cosine", "linear", "constant"}},
+               &TS::schedule),
+      field<TS>({"weight_decay", OptionType::Float, json(0.01), "decoupled (AdamW) or L2 (SGD) weight decay", {}, 0.0, {}},
+               &TS::weight_decay),
+      field<TS>({"grad_clip", OptionType::Float, json(1.0), "clip the global gradient norm to this (0: off)", {}, 0.0, {}}, &TS::grad_clip),
+      field<TS>({"eval_every", OptionType::Int, json(0), "steps between evaluations (0: only at the end)", {}, 0, {}}, &TS::eval_every),
+      field<TS>({"eval_size", OptionType::Int, json(512), "evaluation samples", {}, 1, {}}, &TS::eval_size),
+      field<TS>({"memory_budget", OptionType::Bytes, json(0), "fail the run if it allocates more than this beyond its data (0: no budget)",
+                {}, 0, {}},
+               &TS::memory_budget),
+  };
+  return fields;
+}
+
+using MS = MeasureSettings;
+const std::vector<Field<MS>>& measure_fields() {
+  // Not axes: a measurement sweep measures one setting of these.
+  static const std::vector<Field<MS>> fields{
+      field<MS>({"budget", OptionType::Bytes, json(0),
+                "find the largest batch whose training step fits in this much memory beyond the data (0: no search)", {}, 0, {}, false, false},
+               &MS::budget),
+      field<MS>({"max_batch", OptionType::Int, json(65536), "upper end of the batch search", {}, 1, {}, false, false}, &MS::max_batch),
+      field<MS>({"steps", OptionType::Int, json(3), "timed training steps at [train] batch_size, after one warm-up step", {}, 1, 1000, false, false},
+               &MS::steps),
+  };
+  return fields;
+}
+
+}  // namespace
+
+const OptionSchema& train_schema() {
+  static const OptionSchema schema = schema_of(train_fields());
+  return schema;
+}
+
+const OptionSchema& measure_schema() {
+  static const OptionSchema schema = schema_of(measure_fields());
+  return schema;
+}
+
+TrainSettings TrainSettings::from_json(const json& resolved) { return read_fields(train_fields(), resolved, "[train]"); }
+json TrainSettings::to_json() const { return write_fields(train_fields(), *this); }
+MeasureSettings MeasureSettings::from_json(const json& resolved) { return read_fields(measure_fields(), resolved, "[measure]"); }
+json MeasureSettings::to_json() const { return write_fields(measure_fields(), *this); }
+
+}  // namespace lrb

@@ -1,0 +1,48 @@
+#pragma once
+// Typed [train] and [measure] settings. Each option is declared once, in one table that holds
+// its schema entry (name, type, default, range, help) beside the struct field it fills
+// (train_settings.cpp): the schema that validates the user's file and the struct the runner
+// reads cannot drift apart. A run spec's JSON stays what is hashed into the run key; these
+// structs are that JSON parsed once, when the run is described (make_run_spec).
+#include <cstdint>
+#include <string>
+
+#include "suite/contracts/options.h"
+
+namespace lrb {
+
+struct TrainSettings {
+  std::int64_t steps = 0;
+  std::int64_t batch_size = 0;
+  std::string optimizer;  // "adamw" or "sgd"
+  double lr = 0;
+  double momentum = 0;
+  double beta1 = 0;
+  double beta2 = 0;
+  std::int64_t warmup_steps = 0;
+  std::string schedule;  // "cosine", "linear" or "constant"
+  double weight_decay = 0;
+  double grad_clip = 0;  // 0: off
+  std::int64_t eval_every = 0;  // 0: only at the end
+  std::int64_t eval_size = 0;
+  std::int64_t memory_budget = 0;  // bytes beyond the data; 0: no budget
+
+  // `resolved`: every option of train_schema() present (a run spec's "train"). A missing or
+  // mistyped option is a broken invariant: expansion fills every default.
+  static TrainSettings from_json(const json& resolved);
+  json to_json() const;
+};
+
+struct MeasureSettings {
+  std::int64_t budget = 0;  // bytes; 0: no batch search
+  std::int64_t max_batch = 0;
+  std::int64_t steps = 0;  // timed steps after one warm-up step
+
+  static MeasureSettings from_json(const json& resolved);
+  json to_json() const;
+};
+
+const OptionSchema& train_schema();
+const OptionSchema& measure_schema();
+
+}  // namespace lrb

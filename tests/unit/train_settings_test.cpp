@@ -1,0 +1,81 @@
+// Typed [train] and [measure]: the schema and the struct are one table, and a run's settings
+// are its spec's JSON read once.
+#include <gtest/gtest.h>
+
+#include "suite/config/expand.h"
+#include "suite/config/sweep_spec.h"
+#include "suite/config/train_settings.h"
+
+namespace lrb {
+namespace {
+
+TEST(TrainSettings, EveryOptionOfTheSchemaIsAFieldAndBack) {
+  const json defaults = train_schema().defaults(json::object());
+  EXPECT_EQ(TrainSettings::from_json(defaults).to_json(), defaults);
+  EXPECT_EQ(TrainSettings::from_json(defaults).to_json().size(), train_schema().options.size());
+  const json measure = measure_schema().defaults(json::object());
+  EXPECT_EQ(MeasureSettings::from_json(measure).to_json(), measure);
+}
+
+TEST(TrainSettings, ARunReadsWhatItsSpecSays) {
+  const SweepSpec spec = parse_sweep(R"(
+[sweep]
+name = "t"
+seeds = 1
+[train]
+steps = 7
+batch_size = [3, 5]
+optimizer = "sgd"
+lr = 0.25
+memory_budget = "1KiB"
+[[task]]
+name = "listops"
+seq_len = 64
+train_size = 16
+[[model]]
+name = "transformer"
+dim = 32
+)",
+                                     "t.toml");
+  const ExpandedSweep ex = expand_sweep(spec);
+  ASSERT_EQ(ex.runs.size(), 2u);
+  for (const auto& run : ex.runs) {
+    EXPECT_EQ(run.train.steps, 7);
+    EXPECT_EQ(run.train.optimizer, "sgd");
+    EXPECT_DOUBLE_EQ(run.train.lr, 0.25);
+    EXPECT_EQ(run.train.memory_budget, 1024);
+    EXPECT_EQ(run.train.schedule, "cosine");  // a default
+    EXPECT_EQ(run.train.to_json(), run.spec.at("train"));
+    EXPECT_FALSE(run.measure.has_value());
+  }
+  EXPECT_EQ(ex.runs[0].train.batch_size + ex.runs[1].train.batch_size, 8);
+}
+
+TEST(TrainSettings, AMeasurementRunCarriesItsMeasureSettings) {
+  const SweepSpec spec = parse_sweep(R"(
+[sweep]
+name = "m"
+seeds = 1
+[measure]
+budget = "64MiB"
+steps = 2
+[[task]]
+name = "listops"
+seq_len = 64
+train_size = 16
+[[model]]
+name = "transformer"
+dim = 32
+)",
+                                     "m.toml");
+  ASSERT_TRUE(spec.measure.has_value());
+  EXPECT_EQ(spec.measure->budget, 64 << 20);
+  EXPECT_EQ(spec.measure->max_batch, 65536);
+  const ExpandedSweep ex = expand_sweep(spec);
+  ASSERT_TRUE(ex.runs.at(0).measure.has_value());
+  EXPECT_EQ(ex.runs[0].measure->steps, 2);
+  EXPECT_EQ(ex.runs[0].measure->to_json(), ex.runs[0].spec.at("measure"));
+}
+
+}  // namespace
+}  // namespace lrb
