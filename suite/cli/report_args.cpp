@@ -5,7 +5,8 @@
 
 #include <filesystem>
 #include <iostream>
-#include <map>
+#include <string>
+#include <vector>
 #include <sstream>
 
 #include "suite/core/errors.h"
@@ -37,8 +38,12 @@ void add_report_args(CLI::App* cmd, ReportArgs& a, bool with_baseline) {
   cmd->add_option("--alpha", a.alpha, "significance level for marks and tie groups (default 0.05)")->check(CLI::Range(1e-6, 0.5));
   cmd->add_option("--resamples", a.resamples, "bootstrap resamples (default 10000)")->check(CLI::Range(100, 10000000));
   cmd->add_option("--bootstrap-seed", a.seed, "seed of the bootstrap resampling (recorded in every report)");
-  cmd->add_option("--format", a.format, "term, md, csv, tex, json or html (default: from -o's extension, else term)")
-      ->check(CLI::IsMember(report_formats()));
+  const std::vector<std::string> formats = report_formats();
+  std::string listed;
+  for (std::size_t i = 0; i < formats.size(); ++i)
+    listed += (i == 0 ? "" : i + 1 == formats.size() ? " or " : ", ") + formats[i];
+  cmd->add_option("--format", a.format, listed + " (default: from -o's extension, else term)")
+      ->check(CLI::IsMember(formats));
   cmd->add_option("-o,--output", a.output, "write to this file (atomically; - for standard output) instead of standard "
                                            "output; only a regular file is replaced");
 }
@@ -48,12 +53,7 @@ void emit_report(const Report& report, const ReportArgs& a) {
   const bool to_stdout = a.output.empty() || a.output == "-";
   // Checked before anything is written: a device node or FIFO at -o is never replaced.
   const std::filesystem::path target = to_stdout ? std::filesystem::path() : output_file_target(a.output, "-o");
-  if (format.empty() && !to_stdout) {
-    static const std::map<std::string, std::string> by_extension = {
-        {".md", "md"}, {".csv", "csv"}, {".tex", "tex"}, {".json", "json"}, {".html", "html"}, {".htm", "html"}};
-    auto it = by_extension.find(std::filesystem::path(a.output).extension().string());
-    if (it != by_extension.end()) format = it->second;
-  }
+  if (format.empty() && !to_stdout) format = report_format_for_file(a.output);
   if (format.empty()) format = "term";
   if (to_stdout) {
     make_report_sink(format, format == "term" && ::isatty(1))->write(report, std::cout);

@@ -130,9 +130,19 @@ class CsvSink final : public ReportSink {
   }
 };
 
+ReportFormat csv_format() {
+  return {"csv", {".csv"}, "one row per cell, comparison, run without a value, scaling fit and overall rank",
+          [](bool) { return std::unique_ptr<ReportSink>(std::make_unique<CsvSink>()); }};
+}
+
+ReportFormat json_format() {
+  return {"json", {".json"}, "the report's data as is (results/REPORT_SCHEMA.md)",
+          [](bool) { return std::unique_ptr<ReportSink>(std::make_unique<JsonSink>()); }};
+}
+
 }  // namespace
 
-std::unique_ptr<ReportSink> make_csv_sink() { return std::make_unique<CsvSink>(); }
-std::unique_ptr<ReportSink> make_json_sink() { return std::make_unique<JsonSink>(); }
+LRB_REGISTER_REPORT_FORMAT(30, csv_format());
+LRB_REGISTER_REPORT_FORMAT(50, json_format());
 
 }  // namespace lrb

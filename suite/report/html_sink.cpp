@@ -101,8 +101,13 @@ class HtmlSink final : public ReportSink {
   }
 };
 
+ReportFormat html_format() {
+  return {"html", {".html", ".htm"}, "one self-contained page: the tables and gnuplot plots inlined as SVG",
+          [](bool) { return std::unique_ptr<ReportSink>(std::make_unique<HtmlSink>()); }};
+}
+
 }  // namespace
 
-std::unique_ptr<ReportSink> make_html_sink() { return std::make_unique<HtmlSink>(); }
+LRB_REGISTER_REPORT_FORMAT(60, html_format());
 
 }  // namespace lrb

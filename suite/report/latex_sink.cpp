@@ -57,8 +57,13 @@ class LatexSink final : public ReportSink {
   }
 };
 
+ReportFormat latex_format() {
+  return {"tex", {".tex"}, "LaTeX booktabs tables (a fragment to \\input; needs \\usepackage{booktabs})",
+          [](bool) { return std::unique_ptr<ReportSink>(std::make_unique<LatexSink>()); }};
+}
+
 }  // namespace
 
-std::unique_ptr<ReportSink> make_latex_sink() { return std::make_unique<LatexSink>(); }
+LRB_REGISTER_REPORT_FORMAT(40, latex_format());
 
 }  // namespace lrb

@@ -1,17 +1,11 @@
 #pragma once
-// The sinks, one file each; make_report_sink (sinks.cpp) picks one by name.
+// What the sinks share. Each sink's file registers its format (LRB_REGISTER_REPORT_FORMAT,
+// sinks.h); make_report_sink (sinks.cpp) picks one by name.
 #include <memory>
 
 #include "suite/report/sinks.h"
 
 namespace lrb {
-
-std::unique_ptr<ReportSink> make_terminal_sink(bool colour);
-std::unique_ptr<ReportSink> make_markdown_sink();
-std::unique_ptr<ReportSink> make_csv_sink();
-std::unique_ptr<ReportSink> make_json_sink();
-std::unique_ptr<ReportSink> make_latex_sink();
-std::unique_ptr<ReportSink> make_html_sink();
 
 // A column that holds numbers (right-aligned).
 bool numeric_column(const Table& t, std::size_t column);

@@ -1,6 +1,8 @@
 #include "suite/report/sinks.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <utility>
 
 #include "suite/core/errors.h"
 #include "suite/core/text.h"
@@ -141,21 +143,73 @@ class MarkdownSink final : public ReportSink {
   }
 };
 
+ReportFormat terminal_format() {
+  return {"term", {}, "aligned text tables (colour on a terminal), notes, warnings",
+          [](bool colour) { return std::unique_ptr<ReportSink>(std::make_unique<TerminalSink>(colour)); }};
+}
+
+ReportFormat markdown_format() {
+  return {"md", {".md"}, "Markdown tables, best in bold, marks explained under each table",
+          [](bool) { return std::unique_ptr<ReportSink>(std::make_unique<MarkdownSink>()); }};
+}
+
+struct Registered {
+  int order;
+  ReportFormat format;
+};
+
+// Filled by the sinks' static registrations (before main), read after.
+std::vector<Registered>& registered() {
+  static std::vector<Registered> all;
+  return all;
+}
+
 }  // namespace
 
-std::unique_ptr<ReportSink> make_terminal_sink(bool colour) { return std::make_unique<TerminalSink>(colour); }
-std::unique_ptr<ReportSink> make_markdown_sink() { return std::make_unique<MarkdownSink>(); }
+LRB_REGISTER_REPORT_FORMAT(10, terminal_format());
+LRB_REGISTER_REPORT_FORMAT(20, markdown_format());
 
-std::vector<std::string> report_formats() { return {"term", "md", "csv", "tex", "json", "html"}; }
+bool register_report_format(int order, ReportFormat format) {
+  for (const auto& r : registered()) {
+    LRB_CHECK(r.format.name != format.name, "two report formats register under the name '" + format.name + "'");
+    LRB_CHECK(r.order != order, "report formats '" + r.format.name + "' and '" + format.name +
+                                    "' register with one listing order (" + std::to_string(order) + ")");
+    for (const auto& e : format.extensions)
+      LRB_CHECK(std::find(r.format.extensions.begin(), r.format.extensions.end(), e) == r.format.extensions.end(),
+                "report formats '" + r.format.name + "' and '" + format.name + "' both claim the extension " + e);
+  }
+  registered().push_back({order, std::move(format)});
+  return true;
+}
+
+const std::vector<ReportFormat>& report_format_entries() {
+  static const std::vector<ReportFormat> all = [] {
+    std::vector<Registered> sorted = registered();
+    std::sort(sorted.begin(), sorted.end(), [](const Registered& a, const Registered& b) { return a.order < b.order; });
+    std::vector<ReportFormat> out;
+    for (auto& r : sorted) out.push_back(std::move(r.format));
+    return out;
+  }();
+  return all;
+}
+
+std::vector<std::string> report_formats() {
+  std::vector<std::string> names;
+  for (const auto& f : report_format_entries()) names.push_back(f.name);
+  return names;
+}
 
 std::unique_ptr<ReportSink> make_report_sink(const std::string& format, bool colour) {
-  if (format == "term") return make_terminal_sink(colour);
-  if (format == "md") return make_markdown_sink();
-  if (format == "csv") return make_csv_sink();
-  if (format == "tex") return make_latex_sink();
-  if (format == "json") return make_json_sink();
-  if (format == "html") return make_html_sink();
+  for (const auto& f : report_format_entries())
+    if (f.name == format) return f.make(colour);
   throw UserError("unknown report format '" + format + "'" + suggestion(format, report_formats()));
+}
+
+std::string report_format_for_file(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  for (const auto& f : report_format_entries())
+    if (std::find(f.extensions.begin(), f.extensions.end(), ext) != f.extensions.end()) return f.name;
+  return "";
 }
 
 }  // namespace lrb

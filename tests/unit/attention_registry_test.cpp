@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+#include <vector>
 
 #include "attention_test_util.h"
 #include "suite/core/errors.h"
@@ -25,6 +27,24 @@ TEST(AttentionRegistry, ListsEveryKernelWithDocumentedOptions) {
   EXPECT_EQ(names, (std::set<std::string>{"softmax", "linear", "sliding_window", "block_sparse", "pooling",
                                           "proportional", "retention", "tala"}));
   EXPECT_THROW(find_attention_kernel("performer"), UserError);
+}
+
+// Each kernel registers itself in its own file (LRB_REGISTER_ATTENTION_KERNEL): all of them
+// reach the binary (lrb_kernels is linked as objects), listed in their fixed order.
+TEST(AttentionRegistry, EveryKernelRegistersItselfInListingOrder) {
+  std::vector<std::string> names;
+  for (const auto& k : attention_kernels()) names.push_back(k.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"softmax", "linear", "sliding_window", "block_sparse", "pooling",
+                                             "proportional", "retention", "tala"}));
+  try {
+    find_attention_kernel("performer");
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("known kernels: softmax, linear, sliding_window, block_sparse, pooling, "
+                                         "proportional, retention, tala"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(AttentionRegistry, ParsesCommandLineOptions) {

@@ -5,11 +5,10 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <optional>
 
 #include "suite/core/errors.h"
+#include "suite/core/file_cache.h"
 #include "suite/hdf5/h5.h"
 
 namespace lrb {
@@ -299,21 +298,10 @@ Hdf5Data read_hdf5_data(const std::string& path) {
 }
 
 std::shared_ptr<const Hdf5Data> read_hdf5_data_cached(const std::string& path) {
-  static std::mutex mu;
-  static std::map<std::string, std::pair<std::string, std::shared_ptr<const Hdf5Data>>> cache;
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) return std::make_shared<const Hdf5Data>(read_hdf5_data(path));  // missing: the reader names the problem
-  const auto stamp = std::to_string(size) + "@" + std::to_string(fs::last_write_time(path, ec).time_since_epoch().count());
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(path);
-    if (it != cache.end() && it->second.first == stamp) return it->second.second;
-  }
-  auto d = std::make_shared<const Hdf5Data>(read_hdf5_data(path));
-  std::lock_guard<std::mutex> lock(mu);
-  cache[path] = {stamp, d};
-  return d;
+  static FileCache<std::shared_ptr<const Hdf5Data>> cache([](const std::shared_ptr<const Hdf5Data>& d) {
+    return static_cast<std::uint64_t>(d->x.nbytes() + d->y.nbytes() + d->split.size());
+  });
+  return cache.get(path, [](const std::string& p) { return std::make_shared<const Hdf5Data>(read_hdf5_data(p)); });
 }
 
 }  // namespace lrb

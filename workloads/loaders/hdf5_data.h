@@ -47,8 +47,9 @@ struct Hdf5Data {
 };
 
 Hdf5Data read_hdf5_data(const std::string& path);
-// read_hdf5_data through a process-wide cache keyed by path, size and modification time,
-// so that describing a task and generating its data read the file once. Read-only.
+// read_hdf5_data through a process-wide bounded cache (suite/core/file_cache.h) keyed by
+// path, size and modification time, so that describing a task and generating its data
+// read the file once. Read-only.
 std::shared_ptr<const Hdf5Data> read_hdf5_data_cached(const std::string& path);
 
 }  // namespace lrb

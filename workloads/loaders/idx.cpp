@@ -6,11 +6,10 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <memory>
-#include <mutex>
 
 #include "suite/core/errors.h"
+#include "suite/core/file_cache.h"
 
 namespace lrb {
 namespace {
@@ -209,39 +208,17 @@ void verify_uncached(const std::string& path) {
 }  // namespace
 
 void verify_idx(const std::string& path) {
-  static std::mutex mu;
-  static std::map<std::string, std::string> verified;  // path -> size@mtime
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  const std::string stamp =
-      ec ? std::string() : std::to_string(size) + "@" + std::to_string(fs::last_write_time(path, ec).time_since_epoch().count());
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = verified.find(path);
-    if (!stamp.empty() && it != verified.end() && it->second == stamp) return;
-  }
-  verify_uncached(path);  // throws for a bad file: nothing is remembered
-  std::lock_guard<std::mutex> lock(mu);
-  if (!stamp.empty()) verified[path] = stamp;
+  // Remembers only that a file (at its stamp) was verified: no bytes are kept.
+  static FileCache<bool> verified([](const bool&) { return std::uint64_t{0}; }, {64, 0});
+  verified.get(path, [](const std::string& p) {
+    verify_uncached(p);  // throws for a bad file: nothing is remembered
+    return true;
+  });
 }
 
 at::Tensor read_idx_cached(const std::string& path) {
-  static std::mutex mu;
-  static std::map<std::string, std::pair<std::string, at::Tensor>> cache;
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) return read_idx(path);  // missing: read_idx names the problem
-  const auto stamp = std::to_string(size) + "@" +
-                     std::to_string(fs::last_write_time(path, ec).time_since_epoch().count());
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(path);
-    if (it != cache.end() && it->second.first == stamp) return it->second.second;
-  }
-  at::Tensor t = read_idx(path);
-  std::lock_guard<std::mutex> lock(mu);
-  cache[path] = {stamp, t};
-  return t;
+  static FileCache<at::Tensor> cache([](const at::Tensor& t) { return static_cast<std::uint64_t>(t.nbytes()); });
+  return cache.get(path, [](const std::string& p) { return read_idx(p); });
 }
 
 void write_idx(const std::string& path, const at::Tensor& t, bool gzip) {

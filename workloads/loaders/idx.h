@@ -31,8 +31,9 @@ void verify_idx(const std::string& path);
 // than the header promises) or trailing bytes.
 at::Tensor read_idx(const std::string& path);
 
-// read_idx through a process-wide cache keyed by path, size and modification time, so a
-// sweep that runs many models on one data set reads it once. Treat the result as read-only.
+// read_idx through a process-wide bounded cache (suite/core/file_cache.h) keyed by path,
+// size and modification time, so a sweep that runs many models on one data set reads it
+// once. Treat the result as read-only.
 at::Tensor read_idx_cached(const std::string& path);
 
 // Writes a tensor (one of the dtypes above) as idx, gzip-compressed when `gzip`.

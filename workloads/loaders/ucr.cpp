@@ -7,11 +7,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <mutex>
 #include <set>
 
 #include "suite/core/errors.h"
+#include "suite/core/file_cache.h"
 #include "suite/core/text.h"
 
 namespace lrb {
@@ -237,22 +236,12 @@ SeriesSet read_series_file(const std::string& path) {
 }
 
 std::shared_ptr<const SeriesSet> read_series_file_cached(const std::string& path) {
-  static std::mutex mu;
-  static std::map<std::string, std::pair<std::string, std::shared_ptr<const SeriesSet>>> cache;
-  std::error_code ec;
-  const auto size = fs::file_size(path, ec);
-  if (ec) return std::make_shared<const SeriesSet>(read_series_file(path));  // names the problem
-  const auto stamp = std::to_string(size) + "@" +
-                     std::to_string(fs::last_write_time(path, ec).time_since_epoch().count());
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(path);
-    if (it != cache.end() && it->second.first == stamp) return it->second.second;
-  }
-  auto s = std::make_shared<const SeriesSet>(read_series_file(path));
-  std::lock_guard<std::mutex> lock(mu);
-  cache[path] = {stamp, s};
-  return s;
+  static FileCache<std::shared_ptr<const SeriesSet>> cache([](const std::shared_ptr<const SeriesSet>& s) {
+    std::uint64_t bytes = s->x.nbytes() + s->lines.size() * sizeof(std::int64_t);
+    for (const auto& l : s->labels) bytes += l.size();
+    return bytes;
+  });
+  return cache.get(path, [](const std::string& p) { return std::make_shared<const SeriesSet>(read_series_file(p)); });
 }
 
 std::vector<std::int64_t> label_ids(const SeriesSet& s, const std::vector<std::string>& classes) {

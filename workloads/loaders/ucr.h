@@ -28,8 +28,8 @@ SeriesSet read_ts(const std::string& path);
 SeriesSet read_tsv(const std::string& path);
 // By extension: .ts, or .tsv / .txt.
 SeriesSet read_series_file(const std::string& path);
-// read_series_file through a process-wide cache keyed by path, size and modification time.
-// Treat the result as read-only.
+// read_series_file through a process-wide bounded cache (suite/core/file_cache.h) keyed by
+// path, size and modification time. Treat the result as read-only.
 std::shared_ptr<const SeriesSet> read_series_file_cached(const std::string& path);
 
 // Class ids of the cases, by position in `classes`. UserError naming file and line for a

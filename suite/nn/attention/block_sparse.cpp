@@ -8,6 +8,7 @@
 #include "suite/core/errors.h"
 #include "suite/core/seeds.h"
 #include "suite/nn/attention/common.h"
+#include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/attention/softmax.h"
 
 namespace lrb {
@@ -174,5 +175,37 @@ std::int64_t block_sparse_score_elements(std::int64_t batch, std::int64_t heads,
   const std::int64_t b = options.block, nb = ceil_div(tokens, b);
   return batch * heads * ((nb - 2) * b * (kFixedSlots + options.random_blocks) * b + 2 * b * nb * b);
 }
+
+namespace {
+
+// `lrbench attend --kernel block_sparse`: its options and how it runs on q, k, v.
+AttentionKernel block_sparse_kernel() {
+  using namespace kernel_spec;
+  return {"block_sparse",
+          "BigBird ITC block-sparse attention (window, global, random blocks); dense when N <= (5+2r)*b",
+          {{int_opt("block", 64, "block size b (BigBird: 64)", 1),
+            int_opt("random_blocks", 3, "random key blocks r per query block (BigBird: 3)"),
+            int_opt("seed", 0, "seed of the random block table"), scale_opt()}},
+          {"mask"},
+          [](const json& o, const AttentionTensors& in) {
+            reject(in, "block_sparse", true, false, false);
+            BlockSparseOptions bo;
+            bo.block = o.at("block").get<std::int64_t>();
+            bo.random_blocks = o.at("random_blocks").get<std::int64_t>();
+            bo.seed = static_cast<std::uint64_t>(o.at("seed").get<std::int64_t>());
+            bo.scale = o.at("scale").get<double>();
+            auto res = block_sparse_attention(in.q, in.k, in.v, bo, in.mask);
+            AttentionRun r;
+            r.out = res.out;
+            r.records["random_blocks"] = res.random_blocks;
+            r.info["dense_fallback"] = res.dense_fallback;
+            r.score_elements = block_sparse_score_elements(in.q.size(0), in.q.size(1), in.q.size(2), bo);
+            return r;
+          }};
+}
+
+}  // namespace
+
+LRB_REGISTER_ATTENTION_KERNEL(40, block_sparse_kernel());
 
 }  // namespace lrb

@@ -6,6 +6,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
+#include "suite/nn/attention/kernel_registry.h"
 
 namespace lrb {
 namespace {
@@ -104,5 +105,37 @@ double linear_attention_flops(double nq, double nk, double dim, double heads, Li
   if (n == LinearNormalization::RowInput) f += (nq + nk) * dim;         // q / sqrt(tau), k / sqrt(tau)
   return f;
 }
+
+namespace {
+
+// `lrbench attend --kernel linear`: its options and how it runs on q, k, v.
+AttentionKernel linear_kernel() {
+  using namespace kernel_spec;
+  return {"linear", "kernel (linear) attention: psi(q) (psi(K)^T V) / norm; no N x N tensor",
+          {{string_opt("feature_map", "elu+1", {"elu+1", "relu", "softplus"}, "non-negative feature map psi"),
+            string_opt("normalization", "row", {"row", "output", "row-input"},
+                       "row: Katharopoulos et al.'s row normaliser Z' (+eps), no tau; output: divide by "
+                       "tau, no Z' (not an average of v); row-input: Z' with psi(q/sqrt(tau)), "
+                       "psi(k/sqrt(tau)) (tau as a temperature)"),
+            float_opt("tau", 0.0, "tau of output and row-input; 0 means sqrt(real keys)"),
+            float_opt("eps", 1e-6, "epsilon added to the row normaliser Z'")}},
+          {"mask"},
+          [](const json& o, const AttentionTensors& in) {
+            reject(in, "linear", true, false, false);
+            LinearAttentionOptions lo;
+            lo.feature_map = parse_feature_map(o.at("feature_map").get<std::string>());
+            lo.normalization = parse_linear_normalization(o.at("normalization").get<std::string>());
+            lo.tau = o.at("tau").get<double>();
+            lo.eps = o.at("eps").get<double>();
+            AttentionRun r;
+            r.out = linear_attention(in.q, in.k, in.v, lo, in.mask);
+            r.score_elements = linear_score_elements();
+            return r;
+          }};
+}
+
+}  // namespace
+
+LRB_REGISTER_ATTENTION_KERNEL(20, linear_kernel());
 
 }  // namespace lrb

@@ -10,6 +10,7 @@
 #include "suite/core/errors.h"
 #include "suite/core/seeds.h"
 #include "suite/nn/attention/common.h"
+#include "suite/nn/attention/kernel_registry.h"
 
 namespace lrb {
 namespace {
@@ -298,5 +299,56 @@ std::int64_t pooling_score_elements(std::int64_t batch, const PoolingAttentionOp
   const auto kg = pooled_grid(o.grid, kernel, per_axis(o.stride_kv, axes, "stride_kv"));
   return batch * o.heads * (product(qg) + cls) * (product(kg) + cls);
 }
+
+namespace {
+
+// `lrbench attend --kernel pooling`: its options and how it runs on q, k, v.
+AttentionKernel pooling_kernel() {
+  using namespace kernel_spec;
+  return {"pooling",
+          "MViT pooling attention (pooled q, k, v; v2 relative position and residual pooling; padded keys masked)",
+          {{string_opt("mode", "conv", {"conv", "max", "avg"}, "pooling: depthwise conv + LayerNorm, max or avg"),
+            int_list_opt("grid", {}, "token grid [T] or [H, W]; empty: a 1-D grid of N tokens"),
+            int_list_opt("kernel", {3}, "pooling kernel per axis (one value: every axis)"),
+            int_list_opt("kernel_q", {}, "q's pooling kernel per axis; empty: kernel (1 with stride_q 1: q not pooled, as MViT v1's unstrided blocks)"),
+            int_list_opt("stride_q", {1}, "q stride per axis (downsamples the output)"),
+            int_list_opt("stride_kv", {1}, "k and v stride per axis (cheaper attention)"),
+            bool_opt("rel_pos", true, "MViT v2 decomposed relative position"),
+            bool_opt("residual_pooling", true, "MViT v2 residual pooling connection (+ pooled q)"),
+            bool_opt("cls_token", false, "the first token is a class token (not pooled)"),
+            int_opt("seed", 0, "initialisation of the pooling and relative-position parameters"),
+            scale_opt()}},
+          {"mask"},
+          [](const json& o, const AttentionTensors& in) {
+            reject(in, "pooling", true, false, false);
+            PoolingAttentionOptions po;
+            po.heads = in.q.size(1);
+            po.head_dim = in.q.size(3);
+            po.mode = parse_pool_mode(o.at("mode").get<std::string>());
+            po.cls_token = o.at("cls_token").get<bool>();
+            po.grid = int_list(o.at("grid"));
+            if (po.grid.empty()) po.grid = {in.q.size(2) - (po.cls_token ? 1 : 0)};
+            po.kernel = int_list(o.at("kernel"));
+            po.kernel_q = int_list(o.at("kernel_q"));
+            po.stride_q = int_list(o.at("stride_q"));
+            po.stride_kv = int_list(o.at("stride_kv"));
+            po.rel_pos = o.at("rel_pos").get<bool>();
+            po.residual_pooling = o.at("residual_pooling").get<bool>();
+            po.seed = static_cast<std::uint64_t>(o.at("seed").get<std::int64_t>());
+            po.scale = o.at("scale").get<double>();
+            PoolingAttention module(po);
+            module.to(in.q.device(), in.q.scalar_type());
+            auto res = module.forward(in.q, in.k, in.v, in.mask);
+            AttentionRun r;
+            r.out = res.out;
+            r.info["grid"] = res.grid;
+            r.score_elements = module.score_elements(in.q.size(0));
+            return r;
+          }};
+}
+
+}  // namespace
+
+LRB_REGISTER_ATTENTION_KERNEL(50, pooling_kernel());
 
 }  // namespace lrb

@@ -4,6 +4,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
+#include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/attention/softmax.h"
 
 namespace lrb {
@@ -24,5 +25,29 @@ at::Tensor proportional_attention(const at::Tensor& q, const at::Tensor& k, cons
   if (chunk > 0) return chunked_softmax_attention(q, k, v, keep, chunk, scale, bias);
   return softmax_attention(q, k, v, keep, scale, bias);
 }
+
+namespace {
+
+// `lrbench attend --kernel proportional`: its options and how it runs on q, k, v.
+AttentionKernel proportional_kernel() {
+  using namespace kernel_spec;
+  return {"proportional", "ToMe proportional attention: softmax with log(token size) added to key logits",
+          {{int_opt("chunk", 0, "queries per chunk; 0 computes all scores at once"), scale_opt()}},
+          {"mask", "sizes"},
+          [](const json& o, const AttentionTensors& in) {
+            reject(in, "proportional", true, false, true);
+            const std::int64_t chunk = o.at("chunk").get<std::int64_t>();
+            AttentionRun r;
+            r.out = proportional_attention(in.q, in.k, in.v, in.sizes, in.mask, chunk, o.at("scale").get<double>());
+            const std::int64_t B = in.q.size(0), H = in.q.size(1), Nq = in.q.size(2), Nk = in.k.size(2);
+            r.score_elements = chunk > 0 ? chunked_softmax_score_elements(B, H, Nq, Nk, chunk)
+                                         : softmax_score_elements(B, H, Nq, Nk);
+            return r;
+          }};
+}
+
+}  // namespace
+
+LRB_REGISTER_ATTENTION_KERNEL(60, proportional_kernel());
 
 }  // namespace lrb

@@ -7,6 +7,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
+#include "suite/nn/attention/kernel_registry.h"
 
 namespace lrb {
 namespace {
@@ -181,5 +182,31 @@ std::int64_t retention_score_elements(RetentionForm form, std::int64_t batch, st
   }
   return 0;
 }
+
+namespace {
+
+// `lrbench attend --kernel retention`: its options and how it runs on q, k, v.
+AttentionKernel retention_kernel() {
+  using namespace kernel_spec;
+  return {"retention", "RetNet retention (QK^T . D)V, decay gamma_h = 1 - 2^(-5-h); three equivalent forms",
+          {{string_opt("form", "chunkwise", {"parallel", "recurrent", "chunkwise"},
+                       "parallel: O(N^2); recurrent: token by token; chunkwise: both mixed"),
+            int_opt("chunk", 64, "chunk length of the chunkwise form", 1)}},
+          {"mask"},
+          [](const json& o, const AttentionTensors& in) {
+            reject(in, "retention", true, false, false);
+            const auto form = parse_retention_form(o.at("form").get<std::string>());
+            const std::int64_t chunk = o.at("chunk").get<std::int64_t>();
+            AttentionRun r;
+            r.out = retention(form, in.q, in.k, in.v, in.mask, chunk);
+            r.score_elements =
+                retention_score_elements(form, in.q.size(0), in.q.size(1), in.q.size(2), chunk);
+            return r;
+          }};
+}
+
+}  // namespace
+
+LRB_REGISTER_ATTENTION_KERNEL(70, retention_kernel());
 
 }  // namespace lrb

@@ -7,6 +7,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
+#include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/attention/softmax.h"
 
 namespace lrb {
@@ -171,5 +172,36 @@ std::int64_t sliding_window_score_elements(std::int64_t batch, std::int64_t head
   const std::int64_t nb = ceil_div(tokens, b);
   return batch * heads * (nb * b * (2 * w + b + global_tokens) + global_tokens * tokens);
 }
+
+namespace {
+
+// `lrbench attend --kernel sliding_window`: its options and how it runs on q, k, v.
+AttentionKernel sliding_window_kernel() {
+  using namespace kernel_spec;
+  return {"sliding_window", "Longformer sliding window (w keys each side) with optional global tokens",
+          {{int_opt("window", 256, "w: keys attended on each side (Longformer: 256)"),
+            int_opt("block", 0, "query block size; 0 picks min(64, w+1)"), scale_opt()}},
+          {"mask", "global"},
+          [](const json& o, const AttentionTensors& in) {
+            reject(in, "sliding_window", true, true, false);
+            SlidingWindowOptions so;
+            so.window = o.at("window").get<std::int64_t>();
+            so.block = o.at("block").get<std::int64_t>();
+            so.scale = o.at("scale").get<double>();
+            AttentionRun r;
+            r.out = sliding_window_attention(in.q, in.k, in.v, so, in.mask, in.global);
+            std::int64_t g = 0;
+            if (in.global.defined() && in.global.numel() > 0)
+              g = in.global.scalar_type() == at::kBool ? in.global[0].sum().item<std::int64_t>()
+                                                        : in.global.size(in.global.dim() - 1);
+            r.score_elements =
+                sliding_window_score_elements(in.q.size(0), in.q.size(1), in.q.size(2), so, g);
+            return r;
+          }};
+}
+
+}  // namespace
+
+LRB_REGISTER_ATTENTION_KERNEL(30, sliding_window_kernel());
 
 }  // namespace lrb

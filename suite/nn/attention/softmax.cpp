@@ -7,6 +7,7 @@
 #include "suite/core/errors.h"
 #include "suite/nn/attention/blocked_attention.h"
 #include "suite/nn/attention/common.h"
+#include "suite/nn/attention/kernel_registry.h"
 
 namespace lrb {
 namespace {
@@ -65,5 +66,34 @@ std::int64_t chunked_softmax_score_elements(std::int64_t batch, std::int64_t hea
   chunk = std::max<std::int64_t>(1, std::min(chunk, q_tokens));
   return batch * heads * ceil_div(q_tokens, chunk) * chunk * k_tokens;
 }
+
+namespace {
+
+// `lrbench attend --kernel softmax`: its options and how it runs on q, k, v.
+AttentionKernel softmax_kernel() {
+  using namespace kernel_spec;
+  return {"softmax", "full softmax attention (the reference); chunk > 0: query-chunked, O(N*chunk) memory",
+          {{scale_opt(), int_opt("chunk", 0, "queries per chunk; 0 computes all N x N scores at once")}},
+          {"mask"},
+          [](const json& o, const AttentionTensors& in) {
+            reject(in, "softmax", true, false, false);
+            const std::int64_t chunk = o.at("chunk").get<std::int64_t>();
+            const double scale = o.at("scale").get<double>();
+            AttentionRun r;
+            const std::int64_t B = in.q.size(0), H = in.q.size(1), Nq = in.q.size(2), Nk = in.k.size(2);
+            if (chunk > 0) {
+              r.out = chunked_softmax_attention(in.q, in.k, in.v, in.mask, chunk, scale);
+              r.score_elements = chunked_softmax_score_elements(B, H, Nq, Nk, chunk);
+            } else {
+              r.out = softmax_attention(in.q, in.k, in.v, in.mask, scale);
+              r.score_elements = softmax_score_elements(B, H, Nq, Nk);
+            }
+            return r;
+          }};
+}
+
+}  // namespace
+
+LRB_REGISTER_ATTENTION_KERNEL(10, softmax_kernel());
 
 }  // namespace lrb

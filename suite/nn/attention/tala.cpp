@@ -8,6 +8,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
+#include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/attention/retention.h"
 
 namespace lrb {
@@ -282,5 +283,57 @@ at::Tensor tala_random_bias(TalaBias bias, std::int64_t heads, std::int64_t toke
   }
   return {};
 }
+
+namespace {
+
+// `lrbench attend --kernel tala`: its options and how it runs on q, k, v.
+AttentionKernel tala_kernel() {
+  using namespace kernel_spec;
+  return {"tala",
+          "MixFormer time-aware linear attention (decay x bias G) in its well-defined readings; "
+          "pairwise G runs only in parallel form",
+          {{string_opt("form", "chunkwise", {"parallel", "recurrent", "chunkwise", "eq15"},
+                       "parallel: O(N^2); recurrent: state + last w pairs; chunkwise: both mixed; eq15: the "
+                       "paper's Eq. 15 as printed (G[n,n-1] per step, no normaliser)"),
+            string_opt("bias", "none", {"none", "relative", "pairwise"},
+                       "G: none (retention), relative (g(n-m), window w), pairwise (free T x T)"),
+            bool_opt("normalise", false, "Eq. 12's denominator, in every form"),
+            string_opt("feature_map", "auto", {"auto", "identity", "exp-norm"},
+                       "phi on q and k: exp(x/||x||) (Eq. 11); auto: exp-norm with normalise, else identity"),
+            int_opt("window", 8, "relative bias: distances with their own value (w); g(w) beyond", 1),
+            int_opt("chunk", 64, "chunk length of the chunkwise form", 1),
+            float_opt("bias_std", 0.5, "the bias G = exp(bias_std * N(0, 1)), drawn from seed (tala_random_bias)"),
+            int_opt("seed", 0, "seed of the random bias")}},
+          {"mask"},
+          [](const json& o, const AttentionTensors& in) {
+            reject(in, "tala", true, false, false);
+            TalaOptions to;
+            to.form = parse_tala_form(o.at("form").get<std::string>());
+            to.bias = parse_tala_bias(o.at("bias").get<std::string>());
+            to.normalise = o.at("normalise").get<bool>();
+            to.feature_map = resolve_tala_feature_map(o.at("feature_map").get<std::string>(), to.normalise);
+            to.chunk = o.at("chunk").get<std::int64_t>();
+            check_tala_options(to);  // refused combinations fail before any work
+            const std::int64_t window = o.at("window").get<std::int64_t>();
+            const std::int64_t B = in.q.size(0), H = in.q.size(1), N = in.q.size(2);
+            const at::Tensor bias =
+                tala_random_bias(to.bias, H, N, window, o.at("bias_std").get<double>(),
+                                 static_cast<std::uint64_t>(o.at("seed").get<std::int64_t>()));
+            AttentionRun r;
+            r.out = tala(to, in.q, in.k, in.v, in.mask, {}, bias.defined() ? bias.to(in.q.scalar_type()) : bias);
+            r.score_elements = tala_score_elements(to, B, H, N, window);
+            r.info["decays"] = [&] {
+              json d = json::array();
+              const at::Tensor g = retention_decays(H);
+              for (std::int64_t h = 0; h < H; ++h) d.push_back(g[h].item<double>());
+              return d;
+            }();
+            return r;
+          }};
+}
+
+}  // namespace
+
+LRB_REGISTER_ATTENTION_KERNEL(80, tala_kernel());
 
 }  // namespace lrb

@@ -1,0 +1,48 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "suite/core/errors.h"
+#include "suite/report/sinks.h"
+
+namespace lrb {
+namespace {
+
+// Each sink's file registers its format (LRB_REGISTER_REPORT_FORMAT): all of them reach the
+// binary (lrb_report is linked as objects), listed in their fixed order.
+TEST(ReportFormats, EverySinkRegistersItsFormatInListingOrder) {
+  EXPECT_EQ(report_formats(), (std::vector<std::string>{"term", "md", "csv", "tex", "json", "html"}));
+  for (const auto& f : report_format_entries()) {
+    EXPECT_FALSE(f.summary.empty()) << f.name;
+    ASSERT_TRUE(f.make) << f.name;
+    EXPECT_NE(f.make(false), nullptr) << f.name;
+    EXPECT_NE(make_report_sink(f.name), nullptr) << f.name;
+  }
+}
+
+TEST(ReportFormats, AnOutputFilesExtensionPicksTheFormat) {
+  EXPECT_EQ(report_format_for_file("out/report.md"), "md");
+  EXPECT_EQ(report_format_for_file("report.csv"), "csv");
+  EXPECT_EQ(report_format_for_file("report.tex"), "tex");
+  EXPECT_EQ(report_format_for_file("report.json"), "json");
+  EXPECT_EQ(report_format_for_file("report.html"), "html");
+  EXPECT_EQ(report_format_for_file("report.htm"), "html");
+  EXPECT_EQ(report_format_for_file("report.txt"), "");
+  EXPECT_EQ(report_format_for_file("report"), "");
+  EXPECT_EQ(report_format_for_file("report.MD"), "");  // as before: the extension as written
+}
+
+TEST(ReportFormats, AnUnknownFormatIsAUserErrorWithASuggestion) {
+  try {
+    make_report_sink("htm");
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown report format 'htm'; did you mean 'html'?"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(make_report_sink(""), UserError);
+}
+
+}  // namespace
+}  // namespace lrb
