@@ -148,6 +148,9 @@ cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DLRB_B
   -DOPENSSL_ROOT_DIR="$prefix/usr" -DZLIB_ROOT="$prefix/usr" -DBoost_NO_SYSTEM_PATHS=ON -DBOOST_ROOT="$prefix/usr"
   -DLRB_GTEST_SOURCE_DIR="$prefix/usr/src/googletest")
 if [ "$device" = cuda ]; then cmake_args+=(-DLRB_WITH_CUDA=ON); else cmake_args+=(-DLRB_HEADER_ONLY_DEPS=ON); fi
+# The prefix of unpacked packages lies inside the source tree: CMake refuses to export its
+# include paths, and nothing is installed from this build.
+cmake_args+=(-DLRB_INSTALL=OFF)
 configure() {
   cmake -S "$src" -B "$1" "${cmake_args[@]}" || return 1
   # Every dependency but LibTorch (and the C/C++ runtime) must come from the prefix.
