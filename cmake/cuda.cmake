@@ -20,10 +20,10 @@ if(LRB_WITH_CUDA)
                         "build of LibTorch, e.g. -DTorch_DIR=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')/Torch")
   endif()
   find_package(CUDAToolkit REQUIRED)
-  target_compile_definitions(lrb_torch PUBLIC LRB_WITH_CUDA=1)
+  target_compile_definitions(lrb_runtime PUBLIC LRB_WITH_CUDA=1)
   # --no-as-needed: CUDA kernels register from torch_cuda's static initialisers, so the
   # library must stay linked even though few symbols are named directly.
-  target_link_libraries(lrb_torch PUBLIC "-Wl,--no-as-needed" ${LRB_TORCH_CUDA_LIBRARY} ${LRB_C10_CUDA_LIBRARY}
+  target_link_libraries(lrb_runtime PUBLIC "-Wl,--no-as-needed" ${LRB_TORCH_CUDA_LIBRARY} ${LRB_C10_CUDA_LIBRARY}
                         "-Wl,--as-needed" CUDA::cudart)
   message(STATUS "lrbench: CUDA paths built in (LibTorch ${Torch_VERSION} at ${TORCH_INSTALL_PREFIX}, CUDA ${CUDAToolkit_VERSION})")
   return()

@@ -1,8 +1,8 @@
 # `cmake --install build --prefix P` installs:
 #   P/bin/lrbench, P/bin/lrbench-core       the program (the launcher and what it starts)
-#   P/lib/liblrb_core.a, liblrb_torch.a     the harness libraries
-#   P/lib/lrbench/objects/...               the commands, the report formats, the attention
-#                                           kernels, the built-in models and tasks and main():
+#   P/lib/liblrb_core.a, liblrb_store.a ... the libraries of the folders (cmake/layers.cmake)
+#   P/lib/lrbench/objects/...               the self-registering folders (commands, report
+#                                           formats, kernels, models, tasks) and main():
 #                                           object files, so no registration is dropped
 #   P/include/suite/..., workloads/..., baselines/...   the headers, by their repository paths
 #   P/lib/cmake/lrbench/                    lrbenchConfig.cmake, its version file, the targets
@@ -15,23 +15,26 @@ include(CMakePackageConfigHelpers)
 set(LRB_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/lrbench)
 
 target_compile_features(lrb_core PUBLIC cxx_std_17)
-set_target_properties(lrb_core PROPERTIES EXPORT_NAME core)
-set_target_properties(lrb_core_usage PROPERTIES EXPORT_NAME core_usage)
-set_target_properties(lrb_report PROPERTIES EXPORT_NAME report)
-set_target_properties(lrb_torch PROPERTIES EXPORT_NAME torch)
-set_target_properties(lrb_kernels PROPERTIES EXPORT_NAME kernels)
-set_target_properties(lrb_cli PROPERTIES EXPORT_NAME cli)
-set_target_properties(lrb_plugins PROPERTIES EXPORT_NAME plugins)
-set_target_properties(lrb_main PROPERTIES EXPORT_NAME main)
-set_target_properties(lrb_fmt PROPERTIES EXPORT_NAME fmt)
-set_target_properties(lrb_spdlog PROPERTIES EXPORT_NAME spdlog)
-set_target_properties(lrb_toml PROPERTIES EXPORT_NAME toml)
+# Exported without the lrb_ prefix: lrbench::core, lrbench::store, ... lrbench::cli, and
+# the self-registering folders' objects as lrbench::<name>_objects.
+get_property(lrb_layer_targets GLOBAL PROPERTY LRB_LAYER_TARGETS)
+get_property(lrb_compiled_layers GLOBAL PROPERTY LRB_COMPILED_LAYER_TARGETS)
+set(LRB_OBJECT_EXPORTS "")
+foreach(t ${lrb_layer_targets} ${lrb_compiled_layers} lrb_core_usage lrb_plugins lrb_main lrb_fmt lrb_spdlog lrb_toml)
+  string(REGEX REPLACE "^lrb_" "" export_name ${t})
+  set_target_properties(${t} PROPERTIES EXPORT_NAME ${export_name})
+  if(t MATCHES "_objects$")
+    list(APPEND LRB_OBJECT_EXPORTS lrbench::${export_name})
+  endif()
+endforeach()
 set_target_properties(lrbench PROPERTIES EXPORT_NAME launcher)
 # An installed lrbench-core finds a LibTorch outside the system's folders (Torch_DIR) where
 # the build found it.
 set_target_properties(lrbench-core PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 
-install(TARGETS lrb_core_usage lrb_core lrb_report lrb_torch lrb_kernels lrb_cli lrb_plugins lrb_main lrb_fmt lrb_spdlog lrb_toml lrbench
+set(lrb_layer_libraries ${lrb_layer_targets} ${lrb_compiled_layers})
+list(REMOVE_DUPLICATES lrb_layer_libraries)
+install(TARGETS lrb_core_usage ${lrb_layer_libraries} lrb_plugins lrb_main lrb_fmt lrb_spdlog lrb_toml lrbench
   EXPORT lrbenchTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -4,8 +4,8 @@
 //   LRB_REGISTER_COMMAND(add_report_command);
 //
 // where add_report_command(CLI::App& app, CommandResult& result) adds the subcommand and
-// sets result.exit_code from its callback. lrb_cli is an object library, so no
-// registration is dropped by the linker.
+// sets result.exit_code from its callback. suite/cli/ is compiled as objects
+// (lrb_cli, cmake/layers.cmake), so no registration is dropped by the linker.
 #include <functional>
 #include <vector>
 

@@ -4,8 +4,9 @@
 //
 //   LRB_REGISTER_MODEL(make_transformer_entry());
 //
-// Models and tasks are compiled as object files into every executable (lrb_plugins), so
-// the linker never drops a registration.
+// Models and tasks are compiled as object files into every program that links them
+// (lrb_tasks, lrb_maelre, lrb_baselines: cmake/layers.cmake), so the linker never drops a
+// registration.
 #include <functional>
 #include <map>
 #include <memory>

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "suite/core/errors.h"
+#include "suite/core/ordered_registry.h"
 #include "suite/core/text.h"
 #include "suite/report/escape.h"
 #include "suite/report/sink_factories.h"
@@ -153,15 +154,10 @@ ReportFormat markdown_format() {
           [](bool) { return std::unique_ptr<ReportSink>(std::make_unique<MarkdownSink>()); }};
 }
 
-struct Registered {
-  int order;
-  ReportFormat format;
-};
-
 // Filled by the sinks' static registrations (before main), read after.
-std::vector<Registered>& registered() {
-  static std::vector<Registered> all;
-  return all;
+OrderedRegistry<ReportFormat>& registry() {
+  static OrderedRegistry<ReportFormat> formats("report formats");
+  return formats;
 }
 
 }  // namespace
@@ -170,28 +166,15 @@ LRB_REGISTER_REPORT_FORMAT(10, terminal_format());
 LRB_REGISTER_REPORT_FORMAT(20, markdown_format());
 
 bool register_report_format(int order, ReportFormat format) {
-  for (const auto& r : registered()) {
-    LRB_CHECK(r.format.name != format.name, "two report formats register under the name '" + format.name + "'");
-    LRB_CHECK(r.order != order, "report formats '" + r.format.name + "' and '" + format.name +
-                                    "' register with one listing order (" + std::to_string(order) + ")");
-    for (const auto& e : format.extensions)
-      LRB_CHECK(std::find(r.format.extensions.begin(), r.format.extensions.end(), e) == r.format.extensions.end(),
-                "report formats '" + r.format.name + "' and '" + format.name + "' both claim the extension " + e);
-  }
-  registered().push_back({order, std::move(format)});
+  registry().add(order, std::move(format), [](const ReportFormat& earlier, const ReportFormat& added) {
+    for (const auto& e : added.extensions)
+      LRB_CHECK(std::find(earlier.extensions.begin(), earlier.extensions.end(), e) == earlier.extensions.end(),
+                "report formats '" + earlier.name + "' and '" + added.name + "' both claim the extension " + e);
+  });
   return true;
 }
 
-const std::vector<ReportFormat>& report_format_entries() {
-  static const std::vector<ReportFormat> all = [] {
-    std::vector<Registered> sorted = registered();
-    std::sort(sorted.begin(), sorted.end(), [](const Registered& a, const Registered& b) { return a.order < b.order; });
-    std::vector<ReportFormat> out;
-    for (auto& r : sorted) out.push_back(std::move(r.format));
-    return out;
-  }();
-  return all;
-}
+const std::vector<ReportFormat>& report_format_entries() { return registry().entries(); }
 
 std::vector<std::string> report_formats() {
   std::vector<std::string> names;

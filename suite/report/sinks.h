@@ -13,8 +13,8 @@
 //
 // The number is the format's place in the listing (--format's help and choices, the
 // suggestions of an error message): ascending, one per format. suite/report/ is compiled
-// as objects into everything that links lrb_core (lrb_report, suite/CMakeLists.txt), so
-// the linker never drops a registration.
+// as objects into every program that links it (lrb_report, cmake/layers.cmake), so the
+// linker never drops a registration.
 #include <functional>
 #include <memory>
 #include <ostream>

@@ -47,7 +47,9 @@ ExchangeResult exchange_gradients(RunGroup& group, const std::vector<at::Tensor>
   for (const auto& p : parameters) values += p.numel();
   const auto n_params = static_cast<std::int64_t>(parameters.size());
   // [gradients | one "has a gradient" flag per parameter | loss share | failed members]
-  // The buffer lives on the host: MPI sends host memory (a CUDA run copies each way).
+  // The buffer lives on the host: MPI sends host memory (a CUDA run copies each way). It is
+  // made anew each step on purpose: one kept between steps would sit beside the next
+  // step's activations and raise the run's recorded peak memory by the gradients' size.
   at::Tensor flat = at::zeros({values + n_params + 2}, at::TensorOptions().dtype(type));
   const bool ok = error.empty();
   if (ok) {

@@ -247,14 +247,12 @@ class RunExecution {
       if (present) build_from_scratch(*model_entry_);  // the load may have changed part of the model
       return;
     }
-    {
-      state_.attempt += 1;
-      record_.provenance["resumed_from_step"] = state_.step;
-      if (state_.threads != ctx_.threads)
-        record_.provenance["warning"] = fmt::format(
-            "resumed with {} threads after starting with {}: the result is not bit-identical to an uninterrupted run",
-            ctx_.threads, state_.threads);
-    }
+    state_.attempt += 1;
+    record_.provenance["resumed_from_step"] = state_.step;
+    if (state_.threads != ctx_.threads)
+      record_.provenance["warning"] = fmt::format(
+          "resumed with {} threads after starting with {}: the result is not bit-identical to an uninterrupted run",
+          ctx_.threads, state_.threads);
   }
 
   // Model, optimizer and training state as a run starts them: every random stream from the

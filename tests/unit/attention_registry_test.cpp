@@ -30,7 +30,7 @@ TEST(AttentionRegistry, ListsEveryKernelWithDocumentedOptions) {
 }
 
 // Each kernel registers itself in its own file (LRB_REGISTER_ATTENTION_KERNEL): all of them
-// reach the binary (lrb_kernels is linked as objects), listed in their fixed order.
+// reach the binary (lrb_nn is linked as objects), listed in their fixed order.
 TEST(AttentionRegistry, EveryKernelRegistersItselfInListingOrder) {
   std::vector<std::string> names;
   for (const auto& k : attention_kernels()) names.push_back(k.name);

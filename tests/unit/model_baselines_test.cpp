@@ -519,8 +519,11 @@ TEST(ModelMaelre, ShortInputsRunUnderEveryLayoutAndOperator) {
         EXPECT_TRUE(logits.isfinite().all().item<bool>());
         logits.sum().backward();
         const std::int64_t tokens = in.task.modality == Modality::Tokens ? in.shape[1] : in.shape[2] * in.shape[3];
-        if (op == "none") EXPECT_EQ(model->records()["head"]["tokens"], tokens);
-        else if (layout == "after-each") EXPECT_EQ(model->records()["head"]["tokens"], 1);
+        if (op == "none") {
+          EXPECT_EQ(model->records()["head"]["tokens"], tokens);
+        } else if (layout == "after-each") {
+          EXPECT_EQ(model->records()["head"]["tokens"], 1);
+        }
       }
 }
 

@@ -399,7 +399,9 @@ TEST_F(ReportTest, CommandLine) {
   EXPECT_EQ(l.at("kind"), "leaderboard");
   EXPECT_EQ(l.at("sources").size(), 2u);
   for (const auto& c : l.at("cells"))
-    if (c.at("task") == "listops" && c.at("model") == "transformer") EXPECT_EQ(c.at("n"), 4);
+    if (c.at("task") == "listops" && c.at("model") == "transformer") {
+      EXPECT_EQ(c.at("n"), 4);
+    }
   EXPECT_TRUE(contains(l.at("warnings").dump(), "is in more than one folder")) << l.at("warnings").dump();
   auto md = test::run({test::lrbench(), "leaderboard", dir().string(), "--resamples", "500", "--format", "md"},
                       std::chrono::seconds(120));

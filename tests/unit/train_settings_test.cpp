@@ -2,12 +2,23 @@
 // are its spec's JSON read once.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "suite/config/expand.h"
 #include "suite/config/sweep_spec.h"
 #include "suite/config/train_settings.h"
 
 namespace lrb {
 namespace {
+
+// A sweep of one small ListOps task and one transformer, with `settings` (a [train] or
+// [measure] table) between its [sweep] table and them.
+SweepSpec sweep_with(const std::string& settings) {
+  return parse_sweep("[sweep]\nname = \"t\"\nseeds = 1\n" + settings +
+                         "\n[[task]]\nname = \"listops\"\nseq_len = 64\ntrain_size = 16\n"
+                         "[[model]]\nname = \"transformer\"\ndim = 32\n",
+                     "t.toml");
+}
 
 TEST(TrainSettings, EveryOptionOfTheSchemaIsAFieldAndBack) {
   const json defaults = train_schema().defaults(json::object());
@@ -18,25 +29,13 @@ TEST(TrainSettings, EveryOptionOfTheSchemaIsAFieldAndBack) {
 }
 
 TEST(TrainSettings, ARunReadsWhatItsSpecSays) {
-  const SweepSpec spec = parse_sweep(R"(
-[sweep]
-name = "t"
-seeds = 1
+  const SweepSpec spec = sweep_with(R"(
 [train]
 steps = 7
 batch_size = [3, 5]
 optimizer = "sgd"
 lr = 0.25
-memory_budget = "1KiB"
-[[task]]
-name = "listops"
-seq_len = 64
-train_size = 16
-[[model]]
-name = "transformer"
-dim = 32
-)",
-                                     "t.toml");
+memory_budget = "1KiB")");
   const ExpandedSweep ex = expand_sweep(spec);
   ASSERT_EQ(ex.runs.size(), 2u);
   for (const auto& run : ex.runs) {
@@ -52,22 +51,10 @@ dim = 32
 }
 
 TEST(TrainSettings, AMeasurementRunCarriesItsMeasureSettings) {
-  const SweepSpec spec = parse_sweep(R"(
-[sweep]
-name = "m"
-seeds = 1
+  const SweepSpec spec = sweep_with(R"(
 [measure]
 budget = "64MiB"
-steps = 2
-[[task]]
-name = "listops"
-seq_len = 64
-train_size = 16
-[[model]]
-name = "transformer"
-dim = 32
-)",
-                                     "m.toml");
+steps = 2)");
   ASSERT_TRUE(spec.measure.has_value());
   EXPECT_EQ(spec.measure->budget, 64 << 20);
   EXPECT_EQ(spec.measure->max_batch, 65536);

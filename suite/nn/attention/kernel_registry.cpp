@@ -2,10 +2,10 @@
 
 #include <ATen/ATen.h>
 
-#include <algorithm>
 #include <utility>
 
 #include "suite/core/errors.h"
+#include "suite/core/ordered_registry.h"
 
 namespace lrb {
 namespace kernel_spec {
@@ -70,15 +70,10 @@ void reject(const AttentionTensors& in, const std::string& kernel, bool mask, bo
 
 namespace {
 
-struct Registered {
-  int order;
-  AttentionKernel kernel;
-};
-
 // Filled by the kernels' static registrations (before main), read after.
-std::vector<Registered>& registered() {
-  static std::vector<Registered> all;
-  return all;
+OrderedRegistry<AttentionKernel>& registry() {
+  static OrderedRegistry<AttentionKernel> kernels("attention kernels");
+  return kernels;
 }
 
 json parse_text_value(const std::string& text, const OptionSpec& spec) {
@@ -131,25 +126,11 @@ json parse_text_value(const std::string& text, const OptionSpec& spec) {
 }  // namespace
 
 bool register_attention_kernel(int order, AttentionKernel kernel) {
-  for (const auto& r : registered()) {
-    LRB_CHECK(r.kernel.name != kernel.name, "two attention kernels register under the name '" + kernel.name + "'");
-    LRB_CHECK(r.order != order, "attention kernels '" + r.kernel.name + "' and '" + kernel.name +
-                                    "' register with one listing order (" + std::to_string(order) + ")");
-  }
-  registered().push_back({order, std::move(kernel)});
+  registry().add(order, std::move(kernel));
   return true;
 }
 
-const std::vector<AttentionKernel>& attention_kernels() {
-  static const std::vector<AttentionKernel> all = [] {
-    std::vector<Registered> sorted = registered();
-    std::sort(sorted.begin(), sorted.end(), [](const Registered& a, const Registered& b) { return a.order < b.order; });
-    std::vector<AttentionKernel> out;
-    for (auto& r : sorted) out.push_back(std::move(r.kernel));
-    return out;
-  }();
-  return all;
-}
+const std::vector<AttentionKernel>& attention_kernels() { return registry().entries(); }
 
 const AttentionKernel& find_attention_kernel(const std::string& name) {
   std::string known;

@@ -9,8 +9,8 @@
 //   LRB_REGISTER_ATTENTION_KERNEL(80, tala_kernel());
 //
 // The number is the kernel's place in the listing (`lrbench attend --list`, the known
-// kernels of an error message): ascending, one per kernel. suite/nn/attention/ is compiled
-// as objects into every executable (lrb_kernels, suite/CMakeLists.txt), so the linker
+// kernels of an error message): ascending, one per kernel. suite/nn/ is compiled as
+// objects into every program that links it (lrb_nn, cmake/layers.cmake), so the linker
 // never drops a registration.
 #include <ATen/core/Tensor.h>
 

@@ -1,0 +1,107 @@
+# The layers of lrbench: one folder, one library, and what each may include and link.
+# The single source of both cmake/check_layers.cmake (every include, checked before
+# anything compiles) and the libraries of suite/CMakeLists.txt (lrb_add_layer links a
+# folder's library to the libraries of exactly the folders listed here).
+#
+# Bottom to top: suite/core (no lrbench includes); suite/contracts (what models, tasks and
+# kernels implement: model and task interfaces, task descriptions, metrics, option
+# schemas); the harness pieces; the models and tasks, which see only contracts, nn, the
+# registry to register in, and core; the CLI on top.
+set(LRB_LAYERS
+  "suite/core="
+  "suite/contracts=suite/core"
+  "suite/hdf5=suite/core"
+  "suite/stats=suite/core"
+  "suite/slurm=suite/core"
+  "suite/runtime=suite/core"
+  "suite/mpi=suite/core"
+  "suite/registry=suite/core suite/contracts"
+  "suite/config=suite/core suite/contracts suite/registry"
+  "suite/store=suite/core suite/hdf5 suite/contracts suite/config"
+  "suite/nn=suite/core suite/contracts"
+  "suite/report=suite/core suite/contracts suite/stats suite/store suite/config"
+  "suite/run=suite/core suite/hdf5 suite/contracts suite/config suite/registry suite/mpi suite/runtime suite/store suite/nn"
+  "suite/cli=suite/core suite/hdf5 suite/contracts suite/config suite/registry suite/mpi suite/runtime suite/store suite/nn suite/stats suite/report suite/run suite/slurm"
+  "workloads/loaders=suite/core suite/hdf5 suite/contracts suite/registry"
+  "workloads/tasks=suite/core suite/contracts suite/registry workloads/loaders"
+  "workloads/maelre=suite/core suite/contracts suite/nn suite/registry suite/runtime"
+  "baselines=suite/core suite/contracts suite/nn suite/registry suite/runtime")
+
+# The folders whose files register themselves (LRB_REGISTER_*: attention kernels and
+# building blocks, report formats, commands, tasks, models): nothing names such a file, so
+# a static archive would let the linker drop it. Their libraries hand their object files
+# to every program that links them (suite/CMakeLists.txt, lrb_add_layer).
+set(LRB_SELF_REGISTERING_LAYERS suite/nn suite/report suite/cli workloads/tasks workloads/maelre baselines)
+
+# The folder (layer) of a repository path: baselines/... is one layer, suite/x and workloads/x one each.
+function(lrb_layer_of path out)
+  string(REGEX MATCH "^(baselines|suite/[^/]+|workloads/[^/]+)" layer "${path}")
+  set(${out} "${layer}" PARENT_SCOPE)
+endfunction()
+
+# lrb_layer_allowed(<folder> <allowed-var> <known-var>): the folders <folder> may include,
+# and whether it is a layer at all.
+function(lrb_layer_allowed folder allowed_out known_out)
+  set(allowed "")
+  set(known FALSE)
+  foreach(rule ${LRB_LAYERS})
+    string(REPLACE "=" ";" parts "${rule}")
+    list(GET parts 0 name)
+    if(name STREQUAL folder)
+      set(known TRUE)
+      list(LENGTH parts n)
+      if(n GREATER 1)
+        list(GET parts 1 targets)
+        string(REPLACE " " ";" allowed "${targets}")
+      endif()
+    endif()
+  endforeach()
+  set(${allowed_out} "${allowed}" PARENT_SCOPE)
+  set(${known_out} ${known} PARENT_SCOPE)
+endfunction()
+
+# lrb_layer_library(<folder> <var>): the library that builds <folder>: lrb_ and the folder's
+# last name (suite/store: lrb_store; baselines: lrb_baselines).
+function(lrb_layer_library folder out)
+  get_filename_component(last "${folder}" NAME)
+  set(${out} lrb_${last} PARENT_SCOPE)
+endfunction()
+
+# lrb_add_layer(<folder> [EXCLUDE <file>...] [SOURCES <file>...] [LINK <item>...]): the
+# library of one folder, from every .cpp under it (less EXCLUDE, plus SOURCES), linked to
+# the libraries of the folders it may include and to LINK. A self-registering folder is an
+# object library, lrb_<name>_objects, behind an interface library lrb_<name> whose users
+# link its objects (a static archive would let the linker drop the registrations); any
+# other folder is a static library lrb_<name>. Either way other targets link lrb_<name>.
+function(lrb_add_layer folder)
+  cmake_parse_arguments(arg "" "" "EXCLUDE;SOURCES;LINK" ${ARGN})
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${folder}/*.cpp)
+  foreach(file ${arg_EXCLUDE})
+    list(REMOVE_ITEM sources ${PROJECT_SOURCE_DIR}/${folder}/${file})
+  endforeach()
+  list(APPEND sources ${arg_SOURCES})
+  lrb_layer_library(${folder} name)
+  lrb_layer_allowed(${folder} below known)
+  if(NOT known)
+    message(FATAL_ERROR "lrb_add_layer: ${folder} has no place in cmake/layers.cmake's LRB_LAYERS")
+  endif()
+  set(links ${arg_LINK})
+  foreach(lower ${below})
+    lrb_layer_library(${lower} lib)
+    list(APPEND links ${lib})
+  endforeach()
+  if(folder IN_LIST LRB_SELF_REGISTERING_LAYERS)
+    set(compiled ${name}_objects)
+    add_library(${compiled} OBJECT ${sources})
+    target_link_libraries(${compiled} PUBLIC ${links})
+    add_library(${name} INTERFACE)
+    target_link_libraries(${name} INTERFACE ${links} $<BUILD_INTERFACE:$<TARGET_OBJECTS:${compiled}>>)
+  else()
+    set(compiled ${name})
+    add_library(${compiled} STATIC ${sources})
+    target_link_libraries(${compiled} PUBLIC ${links})
+  endif()
+  add_dependencies(${compiled} lrb_layers)
+  set_property(GLOBAL APPEND PROPERTY LRB_LAYER_TARGETS ${name})
+  set_property(GLOBAL APPEND PROPERTY LRB_COMPILED_LAYER_TARGETS ${compiled})
+endfunction()
