@@ -38,6 +38,9 @@ for t in "${targets[@]}"; do
   fi
   mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
   flags=(-max_total_time="$seconds" -max_len=65536 -timeout=20 -print_final_stats=1 -artifact_prefix="build-fuzz/crashes/$t/")
+  # A target's dictionary, where it has one: tests/fuzz/<seed folder name>.dict.
+  dict="tests/fuzz/$(basename "$seeds").dict"
+  [ -f "$dict" ] && flags+=(-dict="$dict")
   "$bin" "${flags[@]}" "build-fuzz/corpus/$t" "$seeds" >"build-fuzz/$t.log" 2>&1 || status=1
   execs=$(grep -E 'stat::number_of_executed_units|^#[0-9]+.*DONE' "build-fuzz/$t.log" | tail -1 | grep -oE '[0-9]+' | head -1 || true)
   echo "fuzz: $t: ${seconds} s, ${execs:-?} executions, $(ls "build-fuzz/crashes/$t" | wc -l) crashing input(s) in build-fuzz/crashes/$t/"

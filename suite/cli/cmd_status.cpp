@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <memory>
+#include <optional>
 
 #include "suite/cli/command.h"
 #include "suite/config/expand.h"
@@ -13,6 +14,7 @@
 #include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
 #include "suite/store/results_folder.h"
+#include "suite/store/sweep_manifest.h"
 #include "suite/store/sweep_status.h"
 
 namespace lrb {
@@ -32,17 +34,14 @@ std::vector<std::string> sweep_keys(const StatusArgs& a) {
     for (const auto& r : expand_sweep(load_sweep_file(a.spec)).runs) keys.push_back(r.key);
     return keys;
   }
-  const auto manifest = ResultsLayout(a.dir).manifest();
-  if (!std::filesystem::exists(manifest))
-    throw UserError(a.dir + " has no sweep.json (no sweep has started there): give the sweep file with --spec");
-  nlohmann::json j;
+  std::optional<SweepManifest> manifest;
   try {
-    j = nlohmann::json::parse(read_user_file(manifest, kMaxManifestBytes, "the manifest"));
-    for (const auto& k : j.at("runs")) keys.push_back(k.get<std::string>());
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(manifest.string() + " is damaged (" + e.what() + "): give the sweep file with --spec");
+    manifest = read_sweep_manifest(a.dir);
+  } catch (const UserError& e) {
+    throw UserError(std::string(e.what()) + ", or give the sweep file with --spec");
   }
-  return keys;
+  if (!manifest) throw UserError(a.dir + " has no sweep.json (no sweep has started there): give the sweep file with --spec");
+  return manifest->runs;
 }
 
 int status(const StatusArgs& a) {

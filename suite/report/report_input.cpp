@@ -1,12 +1,13 @@
 #include "suite/report/report_input.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "suite/core/errors.h"
 #include "suite/core/files.h"
 #include "suite/core/text.h"
-#include "suite/store/results_layout.h"
+#include "suite/store/sweep_manifest.h"
 
 namespace lrb {
 
@@ -39,41 +40,22 @@ ReportInput load_report_input(const std::vector<std::filesystem::path>& dirs) {
       if (kept.status != RunStatus::Ok && r.status == RunStatus::Ok) kept = std::move(r);
     }
     for (auto& b : scan.bad) in.bad.push_back(std::move(b));
-    const auto manifest = ResultsLayout(dir).manifest();
-    if (!std::filesystem::exists(manifest)) continue;
-    nlohmann::json m;
-    try {
-      m = nlohmann::json::parse(read_user_file(manifest, kMaxManifestBytes, "the manifest"));
-    } catch (const nlohmann::json::exception& e) {
-      throw UserError(manifest.string() + ": not valid JSON (" + e.what() + "); remove it or run the sweep again to rewrite it");
+    const std::optional<SweepManifest> manifest = read_sweep_manifest(dir);
+    if (!manifest) continue;
+    const std::set<std::string> listed(manifest->runs.begin(), manifest->runs.end());
+    std::size_t strangers = 0;
+    for (const auto& k : keys) strangers += listed.count(k) == 0;
+    if (strangers > 0)
+      in.notes.push_back(std::to_string(strangers) + " run(s) in " + dir.string() + " are not runs of the sweep '" +
+                         manifest->sweep + "' its sweep.json lists (another sweep, or an earlier "
+                         "version of this one), and are shown with it");
+    for (const auto& s : manifest->skipped) in.skipped.push_back(s.what + ": " + s.reason);
+    for (const auto& claim : manifest->claims) {
+      // The same claim from two folders (a sweep resumed elsewhere) counts once.
+      bool seen = false;
+      for (const auto& k : in.claims) seen = seen || k.to_json() == claim.to_json();
+      if (!seen) in.claims.push_back(claim);
     }
-    if (m.contains("runs") && m.at("runs").is_array()) {
-      std::set<std::string> listed;
-      for (const auto& k : m.at("runs"))
-        if (k.is_string()) listed.insert(k.get<std::string>());
-      std::size_t strangers = 0;
-      for (const auto& k : keys) strangers += listed.count(k) == 0;
-      if (strangers > 0)
-        in.notes.push_back(std::to_string(strangers) + " run(s) in " + dir.string() + " are not runs of the sweep '" +
-                           m.value("sweep", std::string("?")) + "' its sweep.json lists (another sweep, or an earlier "
-                           "version of this one), and are shown with it");
-    }
-    if (m.contains("skipped") && m.at("skipped").is_array())
-      for (const auto& s : m.at("skipped"))
-        in.skipped.push_back(s.value("what", std::string("?")) + ": " + s.value("reason", std::string("?")));
-    if (m.contains("claims") && m.at("claims").is_array())
-      for (const auto& c : m.at("claims")) {
-        ClaimSpec claim;
-        try {
-          claim = ClaimSpec::from_json(c);
-        } catch (const std::exception& e) {
-          throw UserError(manifest.string() + ": a claim cannot be read (" + e.what() + "); run the sweep again to rewrite it");
-        }
-        // The same claim from two folders (a sweep resumed elsewhere) counts once.
-        bool seen = false;
-        for (const auto& k : in.claims) seen = seen || k.to_json() == claim.to_json();
-        if (!seen) in.claims.push_back(std::move(claim));
-      }
   }
   return in;
 }

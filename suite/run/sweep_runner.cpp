@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "suite/config/expand.h"
 #include "suite/config/sweep_spec.h"
@@ -28,6 +29,7 @@
 #include "suite/runtime/gpu_binding.h"
 #include "suite/store/results_folder.h"
 #include "suite/store/run_file.h"
+#include "suite/store/sweep_manifest.h"
 
 #include <mpi.h>
 
@@ -149,17 +151,16 @@ ScanResult scan_for_resume(const fs::path& out, const std::vector<RunSpec>& runs
 // One results folder holds one sweep (by name): two sweeps written into one folder would be
 // mixed in its tables. The same name again extends or resumes it.
 void check_same_sweep(const fs::path& out, const SweepSpec& spec) {
-  const fs::path manifest = ResultsLayout(out).manifest();
-  std::error_code ec;
-  if (!fs::exists(manifest, ec)) return;
-  std::string name;
+  std::optional<SweepManifest> manifest;
   try {
-    name = nlohmann::json::parse(read_user_file(manifest, kMaxManifestBytes, "the manifest")).at("sweep").get<std::string>();
-  } catch (const std::exception&) {
+    manifest = read_sweep_manifest(out);
+  } catch (const UserError&) {
     return;  // a damaged manifest is ours to rewrite
   }
+  if (!manifest) return;
+  const std::string& name = manifest->sweep;
   if (name != spec.sweep.name)
-    throw UserError(out.string() + " holds the results of sweep '" + name + "' (" + manifest.string() +
+    throw UserError(out.string() + " holds the results of sweep '" + name + "' (" + ResultsLayout(out).manifest().string() +
                     "); write sweep '" + spec.sweep.name + "' to another --out folder, so that reports do not mix them");
 }
 
@@ -196,15 +197,9 @@ std::unique_ptr<FolderLock> lock_for_shard(const fs::path& out, const Shard& sha
 }
 
 void write_sweep_manifest(const fs::path& out, const SweepSpec& spec, const ExpandedSweep& ex) {
-  nlohmann::json skipped = nlohmann::json::array();
-  for (const auto& s : ex.skipped) skipped.push_back({{"what", s.what}, {"reason", s.reason}});
-  nlohmann::json runs = nlohmann::json::array();
-  for (const auto& r : ex.runs) runs.push_back(r.key);
-  nlohmann::json claims = nlohmann::json::array();
-  for (const auto& c : ex.claims) claims.push_back(c.to_json());
-  const nlohmann::json manifest = {{"sweep", spec.sweep.name}, {"file", spec.file}, {"runs", runs}, {"skipped", skipped},
-                                   {"claims", claims}};
-  write_file_atomic(ResultsLayout(out).manifest(), manifest.dump(2));
+  SweepManifest manifest{spec.sweep.name, spec.file, {}, ex.skipped, ex.claims};
+  for (const auto& r : ex.runs) manifest.runs.push_back(r.key);
+  write_sweep_manifest(out, manifest);
   write_file_atomic(ResultsLayout(out).sweep_file_copy(), read_file(spec.file));
 }
 

@@ -48,7 +48,7 @@ TEST(AttentionRegistry, EveryKernelRegistersItselfInListingOrder) {
 }
 
 TEST(AttentionRegistry, ParsesCommandLineOptions) {
-  const auto& sw = find_attention_kernel("sliding_window");
+  const auto sw = find_attention_kernel("sliding_window");
   const json o = kernel_options(sw, {"window=16", "block=4"});
   EXPECT_EQ(o.at("window").get<int>(), 16);
   EXPECT_EQ(o.at("block").get<int>(), 4);
@@ -57,10 +57,10 @@ TEST(AttentionRegistry, ParsesCommandLineOptions) {
   EXPECT_THROW(kernel_options(sw, {"window=abc"}), UserError);
   EXPECT_THROW(kernel_options(sw, {"window=-1"}), UserError);
   EXPECT_THROW(kernel_options(sw, {"window"}), UserError);
-  const auto& lin = find_attention_kernel("linear");
+  const auto lin = find_attention_kernel("linear");
   EXPECT_EQ(kernel_options(lin, {"feature_map=relu"}).at("feature_map"), "relu");
   EXPECT_THROW(kernel_options(lin, {"feature_map=tanh"}), UserError);
-  const auto& pool = find_attention_kernel("pooling");
+  const auto pool = find_attention_kernel("pooling");
   EXPECT_EQ(kernel_options(pool, {"grid=[4,4]"}).at("grid"), json({4, 4}));
   EXPECT_EQ(kernel_options(pool, {"stride_kv=2,2", "rel_pos=false"}).at("stride_kv"), json({2, 2}));
 }
@@ -84,7 +84,7 @@ TEST(AttentionRegistry, SameResultAsTheDirectCall) {
   at::manual_seed(61);
   const auto in = random_qkv(1, 2, 200, 8);
   AttentionTensors t{in.q, in.k, in.v};
-  const auto& bs = find_attention_kernel("block_sparse");
+  const auto bs = find_attention_kernel("block_sparse");
   const AttentionRun r = bs.run(kernel_options(bs, {"block=8", "random_blocks=2", "seed=5"}), t);
   BlockSparseOptions o;
   o.block = 8;
@@ -108,7 +108,7 @@ TEST(AttentionRegistry, RunsEveryLinearReadingAndMaskedPooling) {
   const auto in = random_qkv(2, 2, 48, 8);
   const at::Tensor mask = length_mask({48, 30}, 48);
   AttentionTensors t{in.q, in.k, in.v, mask};
-  const auto& lin = find_attention_kernel("linear");
+  const auto lin = find_attention_kernel("linear");
   for (const char* reading : {"row", "output", "row-input"}) {
     const json o = kernel_options(lin, {std::string("normalization=") + reading});
     LinearAttentionOptions lo;
@@ -123,7 +123,7 @@ TEST(AttentionRegistry, RunsEveryLinearReadingAndMaskedPooling) {
   EXPECT_THROW(lin.run(kernel_options(lin, {"normalization=row", "tau=2"}), t), UserError);
   EXPECT_THROW(kernel_options(lin, {"normalization=tau"}), UserError);
 
-  const auto& pool = find_attention_kernel("pooling");
+  const auto pool = find_attention_kernel("pooling");
   const AttentionRun r = pool.run(kernel_options(pool, {"kernel_q=1", "stride_kv=4", "seed=3"}), t);
   PoolingAttentionOptions po;
   po.heads = 2;

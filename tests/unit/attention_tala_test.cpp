@@ -252,7 +252,7 @@ TEST(AttentionTala, CombinationsWithoutAFixedStateAreRefused) {
                     -at::ones({2, 4}, at::kDouble)),
                UserError);
   // Through the registry, as `lrbench attend` runs it.
-  const auto& kernel = find_attention_kernel("tala");
+  const auto kernel = find_attention_kernel("tala");
   AttentionTensors t{in.q.to(at::kFloat), in.k.to(at::kFloat), in.v.to(at::kFloat)};
   EXPECT_THROW(kernel.run(kernel_options(kernel, {"bias=pairwise", "form=recurrent"}), t), UserError);
   EXPECT_NO_THROW(kernel.run(kernel_options(kernel, {"bias=pairwise", "form=parallel"}), t));
@@ -262,7 +262,7 @@ TEST(AttentionTala, RegistryRunsTheDirectCall) {
   at::manual_seed(76);
   const auto in = random_qkv(1, 2, 40, 8);
   AttentionTensors t{in.q, in.k, in.v};
-  const auto& kernel = find_attention_kernel("tala");
+  const auto kernel = find_attention_kernel("tala");
   const AttentionRun r =
       kernel.run(kernel_options(kernel, {"bias=relative", "window=6", "normalise=true", "form=recurrent", "seed=3"}), t);
   const at::Tensor g = tala_random_bias(TalaBias::Relative, 2, 40, 6, 0.5, 3);

@@ -77,7 +77,7 @@ bool has_parameter(const Model& m, const std::string& name) {
 // ---- FLOPs ----------------------------------------------------------------------------
 
 TEST(ModelFlops, TransformerLayerMatchesTextbookFormula) {
-  const ModelEntry& e = entry("transformer");
+  const ModelEntry e = entry("transformer");
   for (std::int64_t n : {16, 128, 1000}) {
     const TaskInfo t = token_task(n);
     const json o = resolved(e, t, {{"dim", 64}, {"depth", 1}, {"heads", 4}, {"mlp_ratio", 4}, {"pooling", "mean"}});
@@ -135,7 +135,7 @@ TEST(ModelFlops, MaelreMatchesItsFormula) {
   // One block of one layer at N = 64 > D = 16 (linear attention), 2 heads, nu = 4: the
   // layer's products, the kernel attention per reading, the conv reduction (64 -> 16 tokens,
   // 16 -> 32 channels, kernel 9) after the block or not, and the head.
-  const ModelEntry& e = entry("maelre");
+  const ModelEntry e = entry("maelre");
   const TaskInfo t = token_task(64);
   const double N = 64, D = 16, dh = 8, r = 4, C = static_cast<double>(t.num_classes);
   const double layer = 2 * N * D * 3 * D + 2 * N * D * D + 2 * 2 * N * D * r * D;
@@ -260,7 +260,7 @@ TEST(ModelLongformer, GlobalClsSeesEveryTokenWindowStaysLocal) {
 
 TEST(ModelLongformer, WindowsPerLayerResolvedAndRecorded) {
   const TaskInfo t = token_task(300);
-  const ModelEntry& e = entry("longformer");
+  const ModelEntry e = entry("longformer");
   EXPECT_EQ(resolved(e, t, {{"depth", 3}, {"window", 32}})["windows"], json({32, 32, 32}));
   const json o = resolved(e, t, {{"depth", 2}, {"windows", {4, 512}}, {"dim", 16}});
   EXPECT_EQ(o["windows"], json({4, 512}));
@@ -506,7 +506,7 @@ TEST(ModelMaelre, ShortInputsRunUnderEveryLayoutAndOperator) {
       for (const std::string op : {"conv", "avgpool", "linear-projection", "none"}) {
         SCOPED_TRACE(layout + " " + op + " input " + json(in.shape).dump());
         const json o = {{"dim", 8}, {"heads", {1, 2, 2, 4}}, {"reductions", layout}, {"reduction", op}, {"patch", 1}};
-        const ModelEntry& e = entry("maelre");
+        const ModelEntry e = entry("maelre");
         const json r = resolved(e, in.task, o);
         EXPECT_GT(e.flops(r, in.task), 0);
         torch::manual_seed(4);
@@ -547,7 +547,7 @@ TEST(ModelMaelre, NoReductionKeepsEveryToken) {
 }
 
 TEST(ModelMaelre, TauReadingsAreOptions) {
-  const ModelEntry& e = entry("maelre");
+  const ModelEntry e = entry("maelre");
   const TaskInfo t = token_task(64);
   EXPECT_EQ(resolved(e, t, json::object())["tau_mode"], "row-input");
   EXPECT_EQ(resolved(e, t, {{"tau_mode", "output"}, {"tau", 2.5}})["tau"], 2.5);

@@ -230,6 +230,7 @@ at::Tensor PoolingAttention::axis_logits(const at::Tensor& x, std::size_t a, std
   if (K <= 1) {
     const at::Tensor index = rel_index_[a].to(x.device()).narrow(0, y0, n);
     std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
+    LRB_CHECK(shape.size() >= 2, "axis_logits reads x as [..., n, d]");
     shape.back() = ks;
     std::vector<std::int64_t> view(shape.size(), 1);
     view[view.size() - 2] = n;
