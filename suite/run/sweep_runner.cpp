@@ -141,6 +141,11 @@ ScanResult scan_for_resume(const fs::path& out, const std::vector<RunSpec>& runs
     if (st == RunStatus::Ok || (st == RunStatus::Failed && !retry_failed)) {
       ++r.finished;
       if (st == RunStatus::Failed) ++r.finished_failed;
+      // A process killed after publishing the run file and before removing the run's
+      // checkpoint leaves one behind; the run is finished, so nothing will resume from it.
+      std::error_code ec;
+      if (fs::remove(ResultsLayout(out).checkpoint(run.key), ec))
+        fmt::print(stderr, "lrbench: removed the checkpoint of finished run {}\n", run.key.substr(0, 12));
     } else {
       r.pending.push_back(run.index);
     }

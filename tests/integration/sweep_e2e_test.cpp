@@ -126,6 +126,29 @@ TEST(SlowSweep, DamagedResultFilesAreNamedQuarantinedAndRecomputed) {
   for (const auto& [key, rec] : original) EXPECT_EQ(test::deterministic_difference(rec, recomputed.at(key)), "") << key;
 }
 
+// A process killed after publishing a run file and before removing the run's checkpoint
+// (found by the random fault trials): the next start removes the checkpoint of a finished
+// run, and leaves the run as it is.
+TEST(SlowSweep, ACheckpointLeftBesideAFinishedRunIsRemovedAtTheNextStart) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(10));
+  ASSERT_EQ(test::run(run_cmd(t, "sweep.toml", "out")).code, kExitDone);
+  const auto original = test::read_runs(t / "out");
+  ASSERT_EQ(original.size(), 4u);
+  const std::string key = original.begin()->first;
+  const auto left = t / "out" / "checkpoints" / (key + ".pt");
+  std::filesystem::create_directories(left.parent_path());
+  test::write_text(left, "a checkpoint its process did not remove");
+  auto again = test::run(run_cmd(t, "sweep.toml", "out"));
+  ASSERT_EQ(again.code, kExitDone) << again.output;
+  EXPECT_NE(again.output.find("removed the checkpoint of finished run " + key.substr(0, 12)), std::string::npos)
+      << again.output;
+  EXPECT_NE(again.output.find("4 were already finished"), std::string::npos) << again.output;
+  EXPECT_FALSE(std::filesystem::exists(left));
+  const auto after = test::read_runs(t / "out");
+  for (const auto& [k, rec] : original) EXPECT_EQ(test::deterministic_difference(rec, after.at(k)), "") << k;
+}
+
 TEST(SlowSweep, SigtermCheckpointsExitsThreeAndResumesBitIdentical) {
   TempDir t;
   // One long run; periodic checkpoints tell the test that training is under way.
