@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -88,11 +89,17 @@ TEST(SlowSweep, BadConfigExitsTwoAndRunsNothing) {
   EXPECT_FALSE(std::filesystem::exists(t / "out"));
 }
 
+// The tiny sweep (10 steps) run to its end into t/out: its runs, by key.
+std::map<std::string, RunRecord> finished_tiny_sweep(const TempDir& t) {
+  test::write_text(t / "sweep.toml", test::tiny_sweep(10));
+  const auto run = test::run(run_cmd(t, "sweep.toml", "out"));
+  EXPECT_EQ(run.code, kExitDone) << run.output;
+  return test::read_runs(t / "out");
+}
+
 TEST(SlowSweep, DamagedResultFilesAreNamedQuarantinedAndRecomputed) {
   TempDir t;
-  test::write_text(t / "sweep.toml", test::tiny_sweep(10));
-  ASSERT_EQ(test::run(run_cmd(t, "sweep.toml", "out")).code, kExitDone);
-  const auto original = test::read_runs(t / "out");
+  const auto original = finished_tiny_sweep(t);
   ASSERT_EQ(original.size(), 4u);
   std::vector<std::filesystem::path> files;
   for (const auto& [key, rec] : original) files.push_back(t / "out" / "runs" / (key + ".h5"));
@@ -131,9 +138,7 @@ TEST(SlowSweep, DamagedResultFilesAreNamedQuarantinedAndRecomputed) {
 // run, and leaves the run as it is.
 TEST(SlowSweep, ACheckpointLeftBesideAFinishedRunIsRemovedAtTheNextStart) {
   TempDir t;
-  test::write_text(t / "sweep.toml", test::tiny_sweep(10));
-  ASSERT_EQ(test::run(run_cmd(t, "sweep.toml", "out")).code, kExitDone);
-  const auto original = test::read_runs(t / "out");
+  const auto original = finished_tiny_sweep(t);
   ASSERT_EQ(original.size(), 4u);
   const std::string key = original.begin()->first;
   const auto left = t / "out" / "checkpoints" / (key + ".pt");
