@@ -23,6 +23,8 @@ packages=(
   dataset-fashion-mnist
   # scripts/test_debian13.sh: the Debian 13 root it builds and tests in
   mmdebstrap
+  # tests/bench/results_scale.sh: GNU time measures peak memory
+  time
   # reference statistics for fixtures, and h5py for inspecting result files
   python3 python3-numpy python3-scipy python3-statsmodels python3-h5py
 )

@@ -283,12 +283,29 @@ std::map<std::string, json> setting_leaves(const json& spec) {
 }  // namespace
 
 std::vector<std::string> varying_paths(const std::vector<json>& specs) {
+  std::vector<const json*> pointers;
+  pointers.reserve(specs.size());
+  for (const auto& s : specs) pointers.push_back(&s);
+  return varying_paths(pointers);
+}
+
+std::vector<std::string> varying_paths(const std::vector<const json*>& all_specs) {
+  // The answer depends on which settings occur, not how often: the many seeds of one
+  // setting (100,000 runs of a few dozen settings) are looked at once.
+  std::vector<const json*> specs;
+  {
+    std::set<std::string> settings;
+    for (const json* s : all_specs)
+      if (settings.insert(s->at("task").dump() + '\n' + s->at("model").dump() + '\n' + s->at("train").dump()).second)
+        specs.push_back(s);
+  }
   std::vector<std::map<std::string, json>> leaves;
   // A model option varies when it takes several values among one model's runs: two
   // models that merely default it differently (Longformer's and BigBird's `block`) do not
   // make it a setting.
   std::map<std::string, std::map<std::string, std::set<std::string>>> seen;  // path -> group -> values
-  for (const auto& s : specs) {
+  for (const json* sp : specs) {
+    const json& s = *sp;
     leaves.push_back(setting_leaves(s));
     const std::string model = s.at("model").at("name");
     for (const auto& [path, v] : leaves.back())
@@ -336,6 +353,30 @@ std::vector<std::string> varying_paths(const std::vector<json>& specs) {
 }
 
 json value_at_path(const json& spec, const std::string& path) {
+  // The path walked directly (a report asks this of every run); flattening the whole spec
+  // below gives the same answer and covers option names that hold a dot themselves.
+  const auto dot = path.find('.');
+  const std::string root = path.substr(0, dot);
+  if (dot != std::string::npos && (root == "task" || root == "model" || root == "train") && spec.is_object()) {
+    const std::string rest = path.substr(dot + 1);
+    const json* j = nullptr;
+    if (root == "task" && rest == "seq_len") {
+      const auto task = spec.find("task");
+      if (task != spec.end() && task->is_object() && task->contains("seq_len")) return task->at("seq_len");
+    } else {
+      const auto top = spec.find(root);
+      if (top != spec.end() && top->is_object()) {
+        j = root == "train" ? &*top : (top->contains("options") ? &top->at("options") : nullptr);
+        for (std::size_t from = 0; j != nullptr && from <= rest.size();) {
+          const std::size_t to = std::min(rest.find('.', from), rest.size());
+          const auto it = j->is_object() ? j->find(rest.substr(from, to - from)) : j->end();
+          j = (j->is_object() && it != j->end()) ? &*it : nullptr;
+          from = to + 1;
+        }
+      }
+      if (j != nullptr && !j->is_object()) return *j;
+    }
+  }
   auto leaves = setting_leaves(spec);
   auto it = leaves.find(path);
   return it == leaves.end() ? json() : it->second;

@@ -33,6 +33,7 @@ std::int64_t count_runs_upper_bound(const SweepSpec& spec);
 // The options that differ between runs of one (task, model) pair: the "setting" a table
 // row shows. Returns flattened "task.seq_len", "model.attention", "train.lr", ... paths.
 std::vector<std::string> varying_paths(const std::vector<json>& specs);
+std::vector<std::string> varying_paths(const std::vector<const json*>& specs);
 json value_at_path(const json& spec, const std::string& path);
 // "listops/256 transformer attention=linear seed 0"
 std::string describe_run(const RunSpec& run, const std::vector<std::string>& varying);

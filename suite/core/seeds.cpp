@@ -1,6 +1,7 @@
 #include "suite/core/seeds.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "suite/core/errors.h"
@@ -21,39 +22,13 @@ std::uint64_t splitmix64(std::uint64_t& x) {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
-std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 }  // namespace
 
 Rng::Rng(std::uint64_t seed) {
   for (auto& s : s_) s = splitmix64(seed);
 }
 
-std::uint64_t Rng::next() {
-  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
-
-std::uint64_t Rng::below(std::uint64_t n) {
-  LRB_CHECK(n > 0, "Rng::below(0)");
-  // Lemire's nearly divisionless method.
-  unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
-  std::uint64_t low = static_cast<std::uint64_t>(m);
-  if (low < n) {
-    const std::uint64_t threshold = (0 - n) % n;
-    while (low < threshold) {
-      m = static_cast<unsigned __int128>(next()) * n;
-      low = static_cast<std::uint64_t>(m);
-    }
-  }
-  return static_cast<std::uint64_t>(m >> 64);
-}
+void Rng::below_zero() { LRB_CHECK(false, "Rng::below(0)"); std::abort(); }
 
 std::int64_t Rng::between(std::int64_t lo, std::int64_t hi) {
   LRB_CHECK(lo <= hi, "Rng::between with lo > hi");

@@ -20,9 +20,33 @@ inline constexpr std::string_view kStreamDropout = "dropout";// dropout and othe
 class Rng {
  public:
   explicit Rng(std::uint64_t seed);
-  std::uint64_t next();
-  // Uniform integer in [0, n), n > 0, without modulo bias.
-  std::uint64_t below(std::uint64_t n);
+  // Inline: a report of 100,000 runs draws a billion bootstrap indices.
+  std::uint64_t next() {
+    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const std::uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+  // Uniform integer in [0, n), n > 0, without modulo bias (Lemire's nearly divisionless
+  // method).
+  std::uint64_t below(std::uint64_t n) {
+    if (n == 0) below_zero();
+    unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
+    std::uint64_t low = static_cast<std::uint64_t>(m);
+    if (low < n) {
+      const std::uint64_t threshold = (0 - n) % n;
+      while (low < threshold) {
+        m = static_cast<unsigned __int128>(next()) * n;
+        low = static_cast<std::uint64_t>(m);
+      }
+    }
+    return static_cast<std::uint64_t>(m >> 64);
+  }
   // Uniform integer in [lo, hi] inclusive.
   std::int64_t between(std::int64_t lo, std::int64_t hi);
   // Uniform double in [0, 1) with 53 random bits.
@@ -33,6 +57,8 @@ class Rng {
   void set_state(const std::uint64_t s[4]);
 
  private:
+  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  [[noreturn]] static void below_zero();  // a broken invariant: aborts
   std::uint64_t s_[4];
 };
 

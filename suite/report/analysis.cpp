@@ -8,6 +8,7 @@
 #include <set>
 
 #include "suite/core/errors.h"
+#include "suite/core/parallel_for.h"
 #include "suite/core/text.h"
 #include "suite/report/efficiency.h"
 
@@ -297,16 +298,21 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
   for (auto& c : group_cells(input.runs, options.metric)) {
     CellResult r;
     r.higher_is_better = !lower_is_better(c.metric);
-    r.summary = stats::describe(plain(c.values), options.bootstrap);
-    for (const auto& [name, v] : c.efficiency) r.efficiency[name] = stats::median(plain(v));
-    if (!c.chance.empty()) r.chance = stats::mean(plain(c.chance));
     r.cell = std::move(c);
     a.cells.push_back(std::move(r));
   }
+  // The bootstraps are most of a large report's time; each cell's is its own.
+  parallel_for(a.cells.size(), [&](std::size_t i) {
+    CellResult& r = a.cells[i];
+    r.summary = stats::describe(plain(r.cell.values), options.bootstrap);
+    for (const auto& [name, v] : r.cell.efficiency) r.efficiency[name] = stats::median(plain(v));
+    if (!r.cell.chance.empty()) r.chance = stats::mean(plain(r.cell.chance));
+  });
   a.units = make_units(a.cells);
   for (auto& u : a.units) rank_unit(u, a.cells, options);
 
   bool baseline_found = false;
+  std::vector<stats::PairedSettings> comparison_settings;  // of a.comparisons[k]
   for (std::size_t u = 0; u < a.units.size(); ++u) {
     Unit& unit = a.units[u];
     if (a.tasks.empty() || a.tasks.back().task != unit.task) {
@@ -325,7 +331,7 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
       ComparisonResult c;
       c.a = i;
       c.b = j;
-      c.paired = stats::compare_paired(seed_values(a.cells[i].cell), seed_values(a.cells[j].cell), ps);
+      comparison_settings.push_back(ps);  // compared below, all pairs at once
       task.comparisons.push_back(a.comparisons.size());
       a.comparisons.push_back(std::move(c));
     };
@@ -341,6 +347,10 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
         for (std::size_t y = x + 1; y < unit.cells.size(); ++y) compare(unit.cells[x], unit.cells[y]);
     }
   }
+  parallel_for(a.comparisons.size(), [&](std::size_t k) {
+    ComparisonResult& c = a.comparisons[k];
+    c.paired = stats::compare_paired(seed_values(a.cells[c.a].cell), seed_values(a.cells[c.b].cell), comparison_settings[k]);
+  });
   if (!options.baseline.empty() && !baseline_found) {
     std::set<std::string> names;
     for (const auto& c : a.cells) names.insert(c.cell.entrant);

@@ -98,12 +98,12 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
   // Entrants: per model name, the model options that vary between its runs of one task
   // (any task). Within a task, so that options a model derives from the task (input
   // channels, classes) do not split one entrant into one per task.
-  std::map<std::string, std::vector<nlohmann::json>> specs_by_task;
-  std::map<std::pair<std::string, std::string>, std::vector<nlohmann::json>> specs_by_task_model;
+  std::map<std::string, std::vector<const nlohmann::json*>> specs_by_task;
+  std::map<std::pair<std::string, std::string>, std::vector<const nlohmann::json*>> specs_by_task_model;
   std::map<std::string, std::set<std::uint64_t>> base_seeds_by_task;
   for (const auto& r : runs) {
-    specs_by_task[task_of(r)].push_back(r.spec);
-    specs_by_task_model[{task_of(r), model_of(r)}].push_back(r.spec);
+    specs_by_task[task_of(r)].push_back(&r.spec);
+    specs_by_task_model[{task_of(r), model_of(r)}].push_back(&r.spec);
     base_seeds_by_task[task_of(r)].insert(r.spec.value("base_seed", std::uint64_t{0}));
   }
   std::map<std::string, std::vector<std::string>> model_paths, condition_paths;

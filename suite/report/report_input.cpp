@@ -7,16 +7,37 @@
 #include "suite/core/errors.h"
 #include "suite/core/files.h"
 #include "suite/core/text.h"
+#include "suite/store/results_index.h"
 #include "suite/store/sweep_manifest.h"
 
 namespace lrb {
+
+namespace {
+
+// DIR/runs through its index (refreshed when run files changed), else DIR/sweep.h5.
+ResultsScan read_results(const std::filesystem::path& dir, std::vector<std::string>& notes) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(ResultsLayout(dir).runs(), ec)) return load_results(dir);
+  IndexRefresh refresh;
+  ResultsScan scan = scan_runs_indexed(dir, refresh);
+  if (!refresh.ignored.empty())
+    notes.push_back("the index " + ResultsLayout(dir).index().string() + " was not used (" + refresh.ignored +
+                    "); every run file was read" + (refresh.written ? " and the index rebuilt" : ""));
+  if (!refresh.write_problem.empty())
+    notes.push_back("the index " + ResultsLayout(dir).index().string() + " could not be updated (" +
+                    refresh.write_problem + "); the report is right, but the next one will read the " +
+                    std::to_string(refresh.read) + " new or changed run file(s) again");
+  return scan;
+}
+
+}  // namespace
 
 ReportInput load_report_input(const std::vector<std::filesystem::path>& dirs) {
   ReportInput in;
   std::map<std::string, std::size_t> by_key;
   for (const auto& dir : dirs) {
     in.sources.push_back(dir.string());
-    ResultsScan scan = load_results(dir);
+    ResultsScan scan = read_results(dir, in.notes);
     std::set<std::string> sweeps;  // the sweeps the runs say they belong to
     std::set<std::string> keys;
     for (const auto& r : scan.runs) {

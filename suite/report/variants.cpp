@@ -73,10 +73,10 @@ std::vector<VariantGroup> analyse_variants(const std::vector<RunRecord>& runs) {
     by_group[key].push_back(&r);
   }
   // Labels: the model and whatever tells one task's groups apart.
-  std::map<std::string, std::vector<json>> specs_of_task;
+  std::map<std::string, std::vector<const json*>> specs_of_task;
   for (const auto& key : order) {
     const RunRecord& r = *by_group[key].front();
-    specs_of_task[r.spec.at("task").at("name").get<std::string>()].push_back(r.spec);
+    specs_of_task[r.spec.at("task").at("name").get<std::string>()].push_back(&r.spec);
   }
   std::vector<VariantGroup> out;
   for (const auto& key : order) {

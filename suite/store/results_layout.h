@@ -7,6 +7,7 @@
 //   DIR/sweep.json, DIR/sweep.toml the sweep's manifest (its run keys, skipped combinations,
 //                                  claims) and the sweep file it was expanded from
 //   DIR/sweep.h5                   everything merged by `lrbench merge`
+//   DIR/runs.index                 what reports read of each run file (results_index.h)
 //   DIR/slurm/                     `lrbench slurm`'s scripts, sweep copies and job logs
 //   DIR/.lock, .lock-layout, .lock-shard-I-of-N, .shard-layout
 //                                  who writes the folder now (sweep_runner.cpp)
@@ -30,6 +31,7 @@ class ResultsLayout {
   std::filesystem::path manifest() const { return dir_ / "sweep.json"; }
   std::filesystem::path sweep_file_copy() const { return dir_ / "sweep.toml"; }
   std::filesystem::path merged() const { return dir_ / "sweep.h5"; }
+  std::filesystem::path index() const { return dir_ / "runs.index"; }
   std::filesystem::path slurm() const { return dir_ / "slurm"; }
   std::filesystem::path folder_lock() const { return dir_ / ".lock"; }
   std::filesystem::path shard_layout_lock() const { return dir_ / ".lock-layout"; }

@@ -1,39 +1,31 @@
 #include "suite/store/sweep_status.h"
 
-#include <cmath>
+#include <limits>
 
 #include <fmt/core.h>
 
-#include "suite/store/results_folder.h"
-#include "suite/store/run_file.h"
+#include "suite/store/results_index.h"
 
 namespace lrb {
 
 SweepStatus sweep_status(const std::filesystem::path& dir, const std::vector<std::string>& run_keys) {
   SweepStatus s;
   s.total = static_cast<int>(run_keys.size());
-  for (const auto& key : run_keys) {
-    const auto file = ResultsLayout(dir).run_file(key);
-    std::error_code ec;
-    if (!std::filesystem::exists(file, ec)) {
-      ++s.missing;
+  for (const IndexedStatus& run : run_statuses(dir, run_keys)) {
+    if (run.kind != IndexedStatus::Kind::Run) {
+      ++s.missing;  // not there, or damaged: never data
       continue;
     }
-    const RunFileCheck check = read_run_file(file);
-    if (!check.valid()) {
-      ++s.missing;
-      continue;
-    }
-    switch (check.record->status) {
+    switch (run.status) {
       case RunStatus::Ok: ++s.ok; break;
       case RunStatus::Failed: ++s.failed; break;
-      case RunStatus::Stopped: {
+      case RunStatus::Stopped:
         ++s.stopped;
-        const auto it = check.record->metrics.find("steps_done");
-        if (it != check.record->metrics.end() && std::isfinite(it->second) && it->second > 0)
-          s.stopped_steps += static_cast<std::int64_t>(it->second);
+        // Saturating: a damaged or hand-made steps_done (each at most 2^53) cannot overflow the sum.
+        s.stopped_steps = run.steps_done > std::numeric_limits<std::int64_t>::max() - s.stopped_steps
+                              ? std::numeric_limits<std::int64_t>::max()
+                              : s.stopped_steps + run.steps_done;
         break;
-      }
     }
   }
   return s;

@@ -20,7 +20,8 @@ struct SweepStatus {
   int remaining() const { return total - finished(); }
 };
 
-// Reads (validating) DIR/runs/<key>.h5 of each key.
+// Reads DIR/runs/<key>.h5 of each key, validating it, or its entry in DIR/runs.index while
+// the file is unchanged (results_index.h).
 SweepStatus sweep_status(const std::filesystem::path& dir, const std::vector<std::string>& run_keys);
 
 // One line of key=value fields, for people and for scripts; any change between two calls

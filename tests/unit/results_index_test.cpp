@@ -1,0 +1,303 @@
+// ResultsIndex*: DIR/runs.index, the cache that lets reports and status read a folder of
+// 100,000 run files without opening them: what it keeps (a report from it equals one from
+// the run files), what makes it read a file again (new, rewritten, damaged, touched,
+// removed), and what it does with a damaged index or one it cannot write.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "suite/config/run_spec.h"
+#include "suite/core/file_digest.h"
+#include "suite/core/files.h"
+#include "suite/report/report_builder.h"
+#include "suite/report/report_input.h"
+#include "suite/report/sinks.h"
+#include "suite/store/results_index.h"
+#include "suite/store/results_layout.h"
+#include "suite/store/run_file.h"
+#include "suite/store/sweep_status.h"
+#include "tests/support/damage.h"
+#include "tests/support/report_runs.h"
+#include "tests/support/subprocess.h"
+
+namespace lrb {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// Beside the report fixture's runs: runs with evaluation variants (their timing curves and
+// probes are what the index keeps of curves and records), and in every run what it drops
+// (training curves, records and provenance a report does not show).
+void write_folder(const fs::path& dir) {
+  test::write_report_fixture(dir);
+  const json evaluate = {{"batch_sizes", {1, 16}}, {"repeats", 3}, {"warmup", 1}, {"probes", true},
+                         {"variants", {{{"name", "full"}, {"settings", {{"merge", false}, {"unmerge", "duplicate"}}}},
+                                       {{"name", "merge-dup"}, {"settings", {{"merge", true}, {"unmerge", "duplicate"}}}}}}};
+  for (int s = 0; s < 3; ++s) {
+    test::RunDraft d;
+    d.model = "sret";
+    d.task = "fashion-mnist";
+    d.seed = s;
+    d.metrics = {{"eval_accuracy", 0.8 + 0.01 * s},
+                 {"variant.full.eval_accuracy", 0.8 + 0.01 * s},
+                 {"variant.merge-dup.eval_accuracy", 0.78 + 0.012 * s},
+                 {"variant.full.infer_peak_bytes_b16", 1000},
+                 {"variant.merge-dup.infer_peak_bytes_b16", 610},
+                 {"variant.merge-dup.probe_pool1_cosine", 0.9}};
+    RunRecord r = test::make_run(d);
+    r.spec["evaluate"] = evaluate;
+    r.key = run_key_of(r.spec);
+    r.curves["variant.full.infer_seconds_b16"] = {0.16, 0.2, 0.32};
+    r.curves["variant.merge-dup.infer_seconds_b16"] = {0.1, 0.16, 0.2};
+    r.records["probes"] = {"pool1"};
+    write_run_file(ResultsLayout(dir).run_file(r.key), r);
+  }
+  // What the view leaves out, added to every run.
+  for (const auto& entry : fs::directory_iterator(ResultsLayout(dir).runs())) {
+    RunRecord r = *read_run_file(entry.path()).record;
+    r.curves["train_loss"] = std::vector<double>(300, 0.5);
+    r.records["model"] = {{"blocks", json::array({1, 2, 3})}};
+    r.provenance["host"] = "node-7";
+    r.provenance["data_cache"] = {{"file", "/somewhere"}};
+    write_run_file(entry.path(), r);
+  }
+}
+
+std::string report_json(const ReportInput& in) {
+  ReportOptions o;
+  o.bootstrap.resamples = 500;
+  std::ostringstream ss;
+  make_report_sink("json")->write(build_report(in, o), ss);
+  return ss.str();
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+void expect_same_view(const RunRecord& got, const RunRecord& want) {
+  EXPECT_EQ(got.key, want.key);
+  EXPECT_EQ(got.spec, want.spec);
+  EXPECT_EQ(got.status, want.status);
+  EXPECT_EQ(got.error, want.error);
+  EXPECT_EQ(got.provenance, want.provenance);
+  EXPECT_EQ(got.records, want.records);
+  ASSERT_EQ(got.metrics.size(), want.metrics.size());
+  for (const auto& [name, v] : want.metrics) EXPECT_TRUE(same_bits(got.metrics.at(name), v)) << name;
+  EXPECT_EQ(got.curves, want.curves);
+}
+
+class ResultsIndex : public ::testing::Test {
+ protected:
+  void SetUp() override { write_folder(dir_.path()); }
+  const fs::path& dir() const { return dir_.path(); }
+  fs::path index() const { return ResultsLayout(dir()).index(); }
+  fs::path some_run_file() const {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(ResultsLayout(dir()).runs())) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    return files.at(1);
+  }
+  ResultsScan scan(IndexRefresh& r) { return scan_runs_indexed(dir(), r); }
+
+  test::TempDir dir_;
+};
+
+TEST_F(ResultsIndex, TheFirstScanReadsEveryFileAndTheNextNone) {
+  IndexRefresh first, second;
+  const ResultsScan a = scan(first);
+  EXPECT_TRUE(first.written);
+  EXPECT_EQ(first.read, a.runs.size());
+  EXPECT_EQ(first.reused, 0u);
+  EXPECT_TRUE(first.ignored.empty());
+  const ResultsScan b = scan(second);
+  EXPECT_FALSE(second.written) << "nothing changed: the index is not rewritten";
+  EXPECT_EQ(second.read, 0u);
+  EXPECT_EQ(second.reused, a.runs.size());
+
+  // Each run as the run files give it, in its view, bit for bit (NaN metrics included).
+  const ResultsScan files = scan_runs(dir());
+  ASSERT_EQ(b.runs.size(), files.runs.size());
+  ASSERT_GT(b.runs.size(), 10u);
+  for (std::size_t i = 0; i < files.runs.size(); ++i) expect_same_view(b.runs[i], index_view(files.runs[i]));
+  EXPECT_TRUE(b.bad.empty());
+}
+
+TEST_F(ResultsIndex, AReportFromTheIndexEqualsOneFromTheRunFiles) {
+  ReportInput from_files;
+  ResultsScan files = scan_runs(dir());
+  from_files.runs = std::move(files.runs);
+  from_files.sources = {dir().string()};
+  const std::string want = report_json(from_files);
+  // The variant tables (timings from curves, probes from records) are part of the comparison.
+  EXPECT_NE(want.find("\"timings\": 9"), std::string::npos);
+  EXPECT_NE(want.find("pool1"), std::string::npos);
+
+  report_json(load_report_input({dir()}));  // builds the index
+  ASSERT_TRUE(fs::exists(index()));
+  IndexRefresh r;
+  scan(r);
+  ASSERT_EQ(r.read, 0u) << "the second report reads the index only";
+  EXPECT_EQ(report_json(load_report_input({dir()})), want);
+}
+
+TEST_F(ResultsIndex, NewRewrittenAndRemovedRunFilesAreNoticed) {
+  IndexRefresh r0;
+  const ResultsScan before = scan(r0);
+
+  // Rewritten under the same name (a run recomputed), one added, one removed.
+  const fs::path changed = some_run_file();
+  RunRecord rec = *read_run_file(changed).record;
+  rec.metrics["eval_accuracy"] = 0.123;
+  write_run_file(changed, rec);
+  test::RunDraft d;
+  d.seed = 77;
+  d.metrics = {{"eval_accuracy", 0.5}};
+  const RunRecord added = test::write_run(dir(), d);
+  const RunRecord& gone = before.runs.back();
+  fs::remove(ResultsLayout(dir()).run_file(gone.key));
+
+  IndexRefresh r;
+  const ResultsScan after = scan(r);
+  EXPECT_EQ(r.read, 2u);
+  EXPECT_EQ(r.dropped, 1u);
+  EXPECT_EQ(r.reused, before.runs.size() - 2);
+  EXPECT_TRUE(r.written);
+  EXPECT_EQ(after.runs.size(), before.runs.size());
+  bool saw_change = false, saw_added = false;
+  for (const auto& run : after.runs) {
+    EXPECT_NE(run.key, gone.key);
+    if (run.key == rec.key) saw_change = run.metrics.at("eval_accuracy") == 0.123;
+    saw_added = saw_added || run.key == added.key;
+  }
+  EXPECT_TRUE(saw_change);
+  EXPECT_TRUE(saw_added);
+}
+
+// A byte flipped in place, even with the modification time put back as it was: the
+// status-change time moves, the index does not trust the entry, and the file is bad.
+TEST_F(ResultsIndex, ARunFileDamagedAfterIndexingIsNeverCountedFromTheIndex) {
+  IndexRefresh r0;
+  scan(r0);
+  const fs::path victim = some_run_file();
+  const std::string key = victim.stem().string();
+  struct stat st {};
+  ASSERT_EQ(::stat(victim.c_str(), &st), 0);
+  test::flip_byte(victim, fs::file_size(victim) / 2, 0x40);
+  const struct timespec times[2] = {st.st_atim, st.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, victim.c_str(), times, 0), 0);
+
+  IndexRefresh r;
+  const ResultsScan after = scan(r);
+  EXPECT_EQ(r.read, 1u);
+  ASSERT_EQ(after.bad.size(), 1u);
+  EXPECT_EQ(after.bad[0].file, victim);
+  for (const auto& run : after.runs) EXPECT_NE(run.key, key);
+  // Status reads the same way: the damaged run is missing, never finished.
+  const SweepStatus s = sweep_status(dir(), {key});
+  EXPECT_EQ(s.missing, 1);
+  EXPECT_EQ(s.finished(), 0);
+
+  // And the bad file's entry is kept with its reason until the file changes again.
+  IndexRefresh again;
+  const ResultsScan third = scan(again);
+  EXPECT_EQ(again.read, 0u);
+  ASSERT_EQ(third.bad.size(), 1u);
+  EXPECT_EQ(third.bad[0].reason, after.bad[0].reason);
+}
+
+TEST_F(ResultsIndex, ADamagedIndexIsIgnoredAndRebuilt) {
+  IndexRefresh r0;
+  const ResultsScan want = scan(r0);
+  for (const std::uint64_t offset : {std::uint64_t{0}, std::uint64_t{kDigestBlockBytes + 3}, fs::file_size(index()) - 1}) {
+    SCOPED_TRACE(offset);
+    test::flip_byte(index(), offset, 0x01);
+    IndexRefresh r;
+    const ResultsScan got = scan(r);
+    EXPECT_FALSE(r.ignored.empty());
+    EXPECT_EQ(r.read, want.runs.size());
+    EXPECT_TRUE(r.written);
+    ASSERT_EQ(got.runs.size(), want.runs.size());
+  }
+  // Truncated, empty.
+  fs::resize_file(index(), fs::file_size(index()) / 2);
+  IndexRefresh r1;
+  scan(r1);
+  EXPECT_NE(r1.ignored.find("truncated"), std::string::npos) << r1.ignored;
+  fs::resize_file(index(), 0);
+  IndexRefresh r2;
+  EXPECT_EQ(scan(r2).runs.size(), want.runs.size());
+  EXPECT_FALSE(r2.ignored.empty());
+}
+
+// Sealed, so past the digest, but written for another view of the runs: rebuilt.
+TEST_F(ResultsIndex, AnIndexOfAnotherVersionIsRebuilt) {
+  IndexRefresh r0;
+  scan(r0);
+  std::string bytes = read_file(index());
+  const auto at = bytes.find(" view ");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 6] = '9';
+  seal_digest(bytes);
+  write_file_atomic(index(), bytes);
+  IndexRefresh r;
+  scan(r);
+  EXPECT_NE(r.ignored.find("another lrbench or for another view"), std::string::npos) << r.ignored;
+  EXPECT_EQ(r.reused, 0u);
+  EXPECT_TRUE(r.written);
+}
+
+// A folder, or a FIFO, where the index goes: never opened as one (no hang on the FIFO),
+// never replaced; the scan is right and says why the index could not be written.
+TEST_F(ResultsIndex, AnIndexPathThatIsNotAFileIsLeftAloneAndTheScanStillRight) {
+  const std::size_t runs = scan_runs(dir()).runs.size();
+  for (const bool fifo : {false, true}) {
+    SCOPED_TRACE(fifo ? "fifo" : "folder");
+    fs::remove_all(index());
+    if (fifo)
+      ASSERT_EQ(::mkfifo(index().c_str(), 0600), 0);
+    else
+      fs::create_directory(index());
+    IndexRefresh r;
+    EXPECT_EQ(scan(r).runs.size(), runs);
+    EXPECT_FALSE(r.written);
+    EXPECT_FALSE(r.write_problem.empty());
+    EXPECT_NE(r.ignored.find("not a regular file"), std::string::npos) << r.ignored;
+    EXPECT_EQ(fs::is_fifo(index()), fifo);
+    // The report says so and is right.
+    const ReportInput in = load_report_input({dir()});
+    EXPECT_EQ(in.runs.size(), runs);
+    bool noted = false;
+    for (const auto& n : in.notes) noted = noted || n.find("could not be updated") != std::string::npos;
+    EXPECT_TRUE(noted);
+  }
+}
+
+TEST_F(ResultsIndex, StatusFromTheIndexEqualsStatusFromTheRunFiles) {
+  std::vector<std::string> keys;
+  for (const auto& run : scan_runs(dir()).runs) keys.push_back(run.key);
+  keys.push_back(std::string(64, 'a'));  // never run
+  const std::string want = status_line(sweep_status(dir(), keys));
+  IndexRefresh r;
+  scan(r);
+  EXPECT_EQ(status_line(sweep_status(dir(), keys)), want);
+  EXPECT_NE(want.find("missing=1"), std::string::npos) << want;
+  EXPECT_NE(want.find("stopped=1"), std::string::npos) << want;
+}
+
+TEST_F(ResultsIndex, TemporaryFilesAndOtherNamesAreNotIndexed) {
+  write_file_atomic(ResultsLayout(dir()).runs() / "notes.txt", "not a run");
+  const fs::path tmp = temp_path_for(ResultsLayout(dir()).run_file(std::string(64, 'b')));
+  write_file_atomic(tmp, "half written");
+  IndexRefresh r;
+  const ResultsScan s = scan(r);
+  EXPECT_TRUE(s.bad.empty());
+  EXPECT_EQ(s.runs.size(), scan_runs(dir()).runs.size());
+}
+
+}  // namespace
+}  // namespace lrb
