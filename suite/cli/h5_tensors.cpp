@@ -32,6 +32,8 @@ at::Tensor read_h5_tensor(const h5::File& file, const std::string& path, const s
   if (floating && et.type_class != H5T_FLOAT)
     throw UserError(path + ": dataset '" + name + "' holds integers; expected floating point " + expected);
   if (!check(dims)) throw UserError(path + ": dataset '" + name + "' has shape " + shape_text(dims) + "; expected " + expected);
+  if (const std::string size = h5::readable_size_problem(ds, at::elementSize(dtype)); !size.empty())
+    throw UserError(path + ": dataset '" + name + "' " + size + "; the file is damaged, or (for a shape beyond memory) read it on a larger machine");
   std::vector<std::int64_t> sizes(dims.begin(), dims.end());
   at::Tensor t = at::empty(sizes, at::TensorOptions().dtype(dtype));
   const hid_t mem = dtype == at::kFloat    ? H5T_NATIVE_FLOAT

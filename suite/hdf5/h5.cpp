@@ -1,9 +1,11 @@
 #include "suite/hdf5/h5.h"
 
-#include <algorithm>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "suite/core/errors.h"
 #include "suite/core/file_digest.h"
@@ -504,6 +506,37 @@ std::vector<hsize_t> dataset_dims(const Dataset& ds) {
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
   if (rank > 0) ok_at(H5Sget_simple_extent_dims(s.id(), dims.data(), nullptr), ds, "H5Sget_simple_extent_dims", "");
   return dims;
+}
+
+std::optional<std::uint64_t> in_memory_bytes(const std::vector<hsize_t>& dims, std::size_t element_bytes) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  const std::uint64_t memory = pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+                                                     : std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t bytes = element_bytes;
+  for (const hsize_t d : dims) {
+    if (d != 0 && bytes > memory / d) return std::nullopt;
+    bytes *= d;
+  }
+  if (bytes > memory) return std::nullopt;
+  return bytes;
+}
+
+std::string readable_size_problem(const Dataset& ds, std::size_t element_bytes) {
+  const std::vector<hsize_t> dims = dataset_dims(ds);
+  std::string shape;
+  for (std::size_t i = 0; i < dims.size(); ++i) shape += (i ? "x" : "") + std::to_string(dims[i]);
+  if (!in_memory_bytes(dims, element_bytes)) return "has shape " + shape + ", more than this machine's memory could hold";
+  const std::uint64_t needed = *in_memory_bytes(dims, dataset_element_type(ds).size);  // as stored, unfiltered
+  if (needed == 0) return "";
+  const hsize_t stored = H5Dget_storage_size(ds.id());
+  Plist dcpl(id_at(H5Dget_create_plist(ds.id()), ds, "H5Dget_create_plist", ""), ds.file());
+  const int filters = H5Pget_nfilters(dcpl.id());
+  if (filters < 0) fail_at(ds, "H5Pget_nfilters", "");
+  constexpr std::uint64_t kMaxExpansion = 70400;
+  if (filters == 0 ? stored < needed : stored == 0 || needed / kMaxExpansion > stored)
+    return "stores " + std::to_string(stored) + " bytes, too few for its shape " + shape + " (" + std::to_string(needed) +
+           " bytes" + (filters > 0 ? " before compression" : "") + "): truncated, damaged or never written";
+  return "";
 }
 
 ElementType dataset_element_type(const Dataset& ds) {

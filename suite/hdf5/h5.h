@@ -192,6 +192,17 @@ bool is_float_1d(const Dataset& ds);
 void write_array_dataset(const Object& loc, const std::string& name, hid_t file_type, hid_t mem_type,
                          const std::vector<hsize_t>& dims, const void* data);
 std::vector<hsize_t> dataset_dims(const Dataset& ds);
+// The bytes an array of `dims` takes as elements of `element_bytes`, or nullopt when the
+// product overflows or exceeds this machine's physical memory. A damaged or crafted file
+// may claim any shape: a reader checks this before it allocates (tests/fuzz found readers
+// that asked for exabytes).
+std::optional<std::uint64_t> in_memory_bytes(const std::vector<hsize_t>& dims, std::size_t element_bytes);
+// Why the whole dataset cannot be read into memory as elements of `element_bytes`, or ""
+// when it can: its shape beyond memory (in_memory_bytes), or fewer bytes stored than its
+// shape needs: all of them without a filter, or a 1/70,400 share with filters (deflate
+// expands at most about 1,032 times, n-bit packing 64 times). So a damaged file of 2 KiB
+// cannot make a reader allocate gigabytes. The text follows "dataset X ".
+std::string readable_size_problem(const Dataset& ds, std::size_t element_bytes);
 struct ElementType {
   H5T_class_t type_class = H5T_NO_CLASS;  // H5T_INTEGER, H5T_FLOAT, ...
   std::size_t size = 0;                   // bytes

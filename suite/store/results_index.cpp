@@ -285,13 +285,22 @@ ResultsScan scan_runs_indexed(const fs::path& dir, IndexRefresh& refresh, IndexO
   for (const RunFileName& f : files) {
     const Entry* known = (old && f.sig) ? old->find(f.name) : nullptr;
     if (known != nullptr && known->sig != *f.sig) ++replaced;
+    std::optional<RunRecord> decoded;
+    if (known != nullptr && known->sig == *f.sig && known->kind == Kind::Run && options.records) {
+      try {
+        decoded = record_from_payload(*known);
+      } catch (const std::exception&) {  // sealed but not decodable (written by a faulty writer): read the file
+        ++replaced;
+        known = nullptr;
+      }
+    }
     if (known != nullptr && known->sig == *f.sig) {
       ++refresh.reused;
       entries.push_back(*known);
       if (known->kind == Kind::Bad)
         out.bad.push_back({runs / f.name, std::string(known->payload)});
-      else if (options.records)
-        out.runs.push_back(record_from_payload(*known));
+      else if (decoded)
+        out.runs.push_back(std::move(*decoded));
       else
         ++refresh.runs;
     } else {

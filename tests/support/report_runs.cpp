@@ -92,4 +92,45 @@ void write_report_fixture(const std::filesystem::path& dir) {
     }
 }
 
+namespace {
+// What variant_runs() evaluated: three variants at batch sizes 1 and 16, with probes.
+const nlohmann::json kVariantEvaluate = {
+    {"batch_sizes", {1, 16}},
+    {"repeats", 3},
+    {"warmup", 1},
+    {"probes", true},
+    {"variants",
+     {{{"name", "full"}, {"settings", {{"merge", false}, {"unmerge", "duplicate"}}}},
+      {{"name", "merge-dup"}, {"settings", {{"merge", true}, {"unmerge", "duplicate"}}}},
+      {{"name", "merge-zero"}, {"settings", {{"merge", true}, {"unmerge", "zero"}}}}}}};
+}  // namespace
+
+std::vector<RunRecord> variant_runs() {
+  std::vector<RunRecord> out;
+  for (int s = 0; s < 4; ++s) {
+    RunDraft d;
+    d.model = "sret";
+    d.task = "fashion-mnist";
+    d.seed = s;
+    const double trained = 0.80 + 0.02 * s, wobble = (s % 2 ? 0.002 : -0.002);
+    d.metrics = {{"eval_accuracy", trained},
+                 {"variant.full.eval_accuracy", trained},
+                 {"variant.merge-dup.eval_accuracy", trained - 0.015 + wobble},
+                 {"variant.merge-zero.eval_accuracy", trained - 0.05 - wobble},
+                 {"variant.full.infer_peak_bytes_b16", 1000},
+                 {"variant.merge-dup.infer_peak_bytes_b16", 610},
+                 {"variant.full.probe_pool1_cosine", 1.0},
+                 {"variant.merge-dup.probe_pool1_cosine", 0.9},
+                 {"variant.merge-zero.probe_pool1_cosine", 0.6}};
+    RunRecord r = make_run(d);
+    r.spec["evaluate"] = kVariantEvaluate;
+    r.key = run_key_of(r.spec);
+    r.curves["variant.full.infer_seconds_b16"] = {0.16, 0.2, 0.32};
+    r.curves["variant.merge-dup.infer_seconds_b16"] = {0.1, 0.16, 0.2};
+    r.records["probes"] = {"pool1"};
+    out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace lrb::test

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,5 +38,10 @@ RunRecord write_run(const std::filesystem::path& dir, const RunDraft& d);
 //   text, seq_len 128 256 512 1024, accuracy, seeds 0 1, with efficiency figures:
 //     transformer: peak_bytes ∝ N², step time ∝ N²; linear: both ∝ N (plus ±1 % noise)
 void write_report_fixture(const std::filesystem::path& dir);
+
+// fashion-mnist sret, seeds 0..3, evaluated as trained and in three variants (full,
+// merge-dup, merge-zero) at batch sizes 1 and 16 with probes: as trained 0.80 + 0.02 s;
+// dup 0.015 below it; zero 0.05 below it (±0.002); timing curves and probe pool1.
+std::vector<RunRecord> variant_runs();
 
 }  // namespace lrb::test

@@ -396,4 +396,20 @@ TEST_F(LoaderHdf5, DamagedChunkIsNamed) {
   expect_user_error([&] { read_hdf5_data(p); }, {p, "/y is damaged (checksum error)"});
 }
 
+// A dataset may claim any shape and hold nothing (chunked, no chunk written): the reader
+// refuses a claim beyond the machine's memory before it allocates (found by
+// tests/fuzz/hdf5_data_fuzz.cpp: a 2 KiB file asked for exabytes).
+TEST_F(LoaderHdf5, AShapeBeyondMemoryIsRefusedBeforeAllocating) {
+  const std::string p = file("huge.h5", [&](const h5::Group& g) {
+    put_i64(g, "y", at::arange(4) % 2);
+    const hsize_t dims[2] = {hsize_t{1} << 40, hsize_t{1} << 20}, chunk[2] = {1, 1024};
+    h5::Dataspace space(H5Screate_simple(2, dims, nullptr), "huge.h5");
+    h5::Plist dcpl(H5Pcreate(H5P_DATASET_CREATE), "huge.h5");
+    ASSERT_GE(H5Pset_chunk(dcpl.id(), 2, chunk), 0);
+    h5::Dataset x(H5Dcreate2(g.id(), "x", H5T_STD_I64LE, space.id(), H5P_DEFAULT, dcpl.id(), H5P_DEFAULT), "huge.h5");
+    ASSERT_TRUE(x);
+  });
+  expect_user_error([&] { read_hdf5_data(p); }, {p, "/x has shape 1099511627776x1048576", "more than this machine's memory"});
+}
+
 }  // namespace lrb

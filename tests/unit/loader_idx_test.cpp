@@ -115,6 +115,23 @@ TEST_F(LoaderIdx, BadInput) {
   expect_user_error([&] { read_idx(path("long.idx")); }, {"long.idx", "bytes after"});
 }
 
+// A damaged header may claim any sizes: their product is checked before it can overflow
+// (found by tests/fuzz/idx_fuzz.cpp), and a claim the file does not back costs no memory:
+// 2^39 f64 elements (4 TiB) in a 40-byte file is "truncated", not an allocation.
+TEST_F(LoaderIdx, AHeaderClaimingAHugeArrayIsRefusedWithoutAllocatingIt) {
+  write_raw("overflow.idx", idx_bytes(0x08, {0x02022628u, 0x5a14321au, 0x00000003u}, std::string(16, 'x')));
+  expect_user_error([&] { read_idx(path("overflow.idx")); }, {"overflow.idx", "more than 2^40 elements"});
+  expect_user_error([&] { read_idx_header(path("overflow.idx")); }, {"overflow.idx", "more than 2^40 elements"});
+  for (const char* name : {"huge.idx", "huge.idx.gz"}) {
+    const std::string bytes = idx_bytes(0x0E, {1u << 20, 1u << 19}, std::string(24, 'x'));
+    if (std::string(name).size() > 8)
+      write_gz(name, bytes);
+    else
+      write_raw(name, bytes);
+    expect_user_error([&] { read_idx(path(name)); }, {name, "truncated", "1048576x524288"});
+  }
+}
+
 TEST_F(LoaderIdx, IdxFileTask) {
   // 10 images 4x4 with labels 0..2, and a separate eval pair.
   auto images = at::arange(160).remainder(256).to(at::kByte).reshape({10, 4, 4});

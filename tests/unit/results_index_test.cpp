@@ -36,28 +36,7 @@ using json = nlohmann::json;
 // (training curves, records and provenance a report does not show).
 void write_folder(const fs::path& dir) {
   test::write_report_fixture(dir);
-  const json evaluate = {{"batch_sizes", {1, 16}}, {"repeats", 3}, {"warmup", 1}, {"probes", true},
-                         {"variants", {{{"name", "full"}, {"settings", {{"merge", false}, {"unmerge", "duplicate"}}}},
-                                       {{"name", "merge-dup"}, {"settings", {{"merge", true}, {"unmerge", "duplicate"}}}}}}};
-  for (int s = 0; s < 3; ++s) {
-    test::RunDraft d;
-    d.model = "sret";
-    d.task = "fashion-mnist";
-    d.seed = s;
-    d.metrics = {{"eval_accuracy", 0.8 + 0.01 * s},
-                 {"variant.full.eval_accuracy", 0.8 + 0.01 * s},
-                 {"variant.merge-dup.eval_accuracy", 0.78 + 0.012 * s},
-                 {"variant.full.infer_peak_bytes_b16", 1000},
-                 {"variant.merge-dup.infer_peak_bytes_b16", 610},
-                 {"variant.merge-dup.probe_pool1_cosine", 0.9}};
-    RunRecord r = test::make_run(d);
-    r.spec["evaluate"] = evaluate;
-    r.key = run_key_of(r.spec);
-    r.curves["variant.full.infer_seconds_b16"] = {0.16, 0.2, 0.32};
-    r.curves["variant.merge-dup.infer_seconds_b16"] = {0.1, 0.16, 0.2};
-    r.records["probes"] = {"pool1"};
-    write_run_file(ResultsLayout(dir).run_file(r.key), r);
-  }
+  for (const RunRecord& r : test::variant_runs()) write_run_file(ResultsLayout(dir).run_file(r.key), r);
   // What the view leaves out, added to every run.
   for (const auto& entry : fs::directory_iterator(ResultsLayout(dir).runs())) {
     RunRecord r = *read_run_file(entry.path()).record;
@@ -134,7 +113,7 @@ TEST_F(ResultsIndex, AReportFromTheIndexEqualsOneFromTheRunFiles) {
   from_files.sources = {dir().string()};
   const std::string want = report_json(from_files);
   // The variant tables (timings from curves, probes from records) are part of the comparison.
-  EXPECT_NE(want.find("\"timings\": 9"), std::string::npos);
+  EXPECT_NE(want.find("\"timings\": 12"), std::string::npos);
   EXPECT_NE(want.find("pool1"), std::string::npos);
 
   report_json(load_report_input({dir()}));  // builds the index
@@ -251,6 +230,28 @@ TEST_F(ResultsIndex, AnIndexOfAnotherVersionIsRebuilt) {
   EXPECT_TRUE(r.written);
 }
 
+// Sealed, of this version, but an entry that does not decode (a faulty writer): that file is
+// read again, and the rest of the index is used.
+TEST_F(ResultsIndex, AnEntryThatDoesNotDecodeIsReadFromItsFile) {
+  IndexRefresh r0;
+  const ResultsScan want = scan(r0);
+  std::string bytes = read_file(index());
+  const auto header = bytes.find("\nR ", kDigestBlockBytes);
+  ASSERT_NE(header, std::string::npos);
+  const auto eol = bytes.find('\n', header + 1);
+  const std::size_t name_bytes = std::stoul(bytes.substr(header + 3));
+  bytes[eol + 1 + name_bytes] = '\xff';  // the CBOR map's first byte: a "break" where a map must begin
+  seal_digest(bytes);
+  write_file_atomic(index(), bytes);
+  IndexRefresh r;
+  const ResultsScan got = scan(r);
+  EXPECT_TRUE(r.ignored.empty()) << r.ignored;
+  EXPECT_EQ(r.read, 1u);
+  EXPECT_EQ(r.reused, want.runs.size() - 1);
+  ASSERT_EQ(got.runs.size(), want.runs.size());
+  for (std::size_t i = 0; i < got.runs.size(); ++i) expect_same_view(got.runs[i], want.runs[i]);
+}
+
 // A folder, or a FIFO, where the index goes: never opened as one (no hang on the FIFO),
 // never replaced; the scan is right and says why the index could not be written.
 TEST_F(ResultsIndex, AnIndexPathThatIsNotAFileIsLeftAloneAndTheScanStillRight) {
@@ -297,6 +298,33 @@ TEST_F(ResultsIndex, TemporaryFilesAndOtherNamesAreNotIndexed) {
   const ResultsScan s = scan(r);
   EXPECT_TRUE(s.bad.empty());
   EXPECT_EQ(s.runs.size(), scan_runs(dir()).runs.size());
+}
+
+}  // namespace
+}  // namespace lrb
+
+namespace lrb {
+namespace {
+
+// The command: what it read, what it reused, and a folder that is not a results folder.
+TEST(ResultsIndexCommand, RefreshesAndSaysWhatItDid) {
+  test::TempDir t;
+  test::write_report_fixture(t.path());
+  const auto first = test::run({test::lrbench(), "index", t.path().string()});
+  EXPECT_EQ(first.code, 0) << first.output;
+  EXPECT_NE(first.output.find("0 entries reused"), std::string::npos) << first.output;
+  const auto second = test::run({test::lrbench(), "index", t.path().string()});
+  EXPECT_NE(second.output.find("0 file(s) read"), std::string::npos) << second.output;
+  EXPECT_NE(second.output.find("already up to date"), std::string::npos) << second.output;
+  const auto rebuilt = test::run({test::lrbench(), "index", t.path().string(), "--rebuild"});
+  EXPECT_NE(rebuilt.output.find("0 entries reused"), std::string::npos) << rebuilt.output;
+  const auto report = test::run({test::lrbench(), "report", t.path().string()});
+  EXPECT_EQ(report.code, 0) << report.output;
+
+  const auto none = test::run({test::lrbench(), "index", (t.path() / "runs").string()});
+  EXPECT_EQ(none.code, 2) << none.output;
+  EXPECT_NE(none.output.find("does not exist; give the folder passed to `lrbench run --out`"), std::string::npos)
+      << none.output;
 }
 
 }  // namespace

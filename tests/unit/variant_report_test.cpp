@@ -10,45 +10,6 @@
 namespace lrb {
 namespace {
 
-const nlohmann::json kEvaluate = {
-    {"batch_sizes", {1, 16}},
-    {"repeats", 3},
-    {"warmup", 1},
-    {"probes", true},
-    {"variants",
-     {{{"name", "full"}, {"settings", {{"merge", false}, {"unmerge", "duplicate"}}}},
-      {{"name", "merge-dup"}, {"settings", {{"merge", true}, {"unmerge", "duplicate"}}}},
-      {{"name", "merge-zero"}, {"settings", {{"merge", true}, {"unmerge", "zero"}}}}}}};
-
-// Seed s: as trained 0.80 + 0.02 s; dup 0.015 below it; zero 0.05 below it (±0.002).
-std::vector<RunRecord> runs() {
-  std::vector<RunRecord> out;
-  for (int s = 0; s < 4; ++s) {
-    test::RunDraft d;
-    d.model = "sret";
-    d.task = "fashion-mnist";
-    d.seed = s;
-    const double trained = 0.80 + 0.02 * s, wobble = (s % 2 ? 0.002 : -0.002);
-    d.metrics = {{"eval_accuracy", trained},
-                 {"variant.full.eval_accuracy", trained},
-                 {"variant.merge-dup.eval_accuracy", trained - 0.015 + wobble},
-                 {"variant.merge-zero.eval_accuracy", trained - 0.05 - wobble},
-                 {"variant.full.infer_peak_bytes_b16", 1000},
-                 {"variant.merge-dup.infer_peak_bytes_b16", 610},
-                 {"variant.full.probe_pool1_cosine", 1.0},
-                 {"variant.merge-dup.probe_pool1_cosine", 0.9},
-                 {"variant.merge-zero.probe_pool1_cosine", 0.6}};
-    RunRecord r = test::make_run(d);
-    r.spec["evaluate"] = kEvaluate;
-    r.key = run_key_of(r.spec);
-    r.curves["variant.full.infer_seconds_b16"] = {0.16, 0.2, 0.32};
-    r.curves["variant.merge-dup.infer_seconds_b16"] = {0.1, 0.16, 0.2};
-    r.records["probes"] = {"pool1"};
-    out.push_back(r);
-  }
-  return out;
-}
-
 CellSelector sret_side(const std::string& variant) {
   CellSelector s;
   s.match = {{"model.name", "sret"}};
@@ -80,7 +41,7 @@ TEST(VariantReport, ClaimsPairTwoVariantsOfTheSameRuns) {
   memory.at_most = 0.677;
   memory.a = sret_side("merge-dup");
   memory.b = sret_side("full");
-  const auto r = evaluate_claims({c, trained, memory}, runs(), ClaimSettings{});
+  const auto r = evaluate_claims({c, trained, memory}, test::variant_runs(), ClaimSettings{});
   ASSERT_EQ(r.size(), 3u);
   // zero is 0.035 below dup on every seed (± 0.004): refuted, paired over 4 seeds.
   EXPECT_EQ(r[0].n, 4u);
@@ -93,7 +54,7 @@ TEST(VariantReport, ClaimsPairTwoVariantsOfTheSameRuns) {
 }
 
 TEST(VariantReport, TablesPairEachVariantWithTheRunsAsTrained) {
-  const auto groups = analyse_variants(runs());
+  const auto groups = analyse_variants(test::variant_runs());
   ASSERT_EQ(groups.size(), 1u);
   const VariantGroup& g = groups[0];
   EXPECT_EQ(g.runs, 4u);

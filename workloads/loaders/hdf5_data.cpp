@@ -86,6 +86,8 @@ class Reader {
   at::Tensor read_as(const h5::Dataset& ds, const std::string& name, at::ScalarType dtype) {
     try {
       const auto dims = h5::dataset_dims(ds);
+      if (const std::string size = h5::readable_size_problem(ds, at::elementSize(dtype)); !size.empty())
+        fail("/" + name + " " + size + "; the file is damaged, or (for a shape beyond memory) read it on a larger machine");
       std::vector<std::int64_t> sizes(dims.begin(), dims.end());
       at::Tensor t = at::empty(sizes, at::TensorOptions().dtype(dtype));
       const h5::ElementType et = h5::dataset_element_type(ds);

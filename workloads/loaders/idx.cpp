@@ -3,10 +3,12 @@
 #include <ATen/ATen.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "suite/core/errors.h"
 #include "suite/core/file_cache.h"
@@ -111,12 +113,15 @@ IdxHeader parse_header(Reader& r, const std::string& path) {
     if (r.truncated_stream()) cut_gzip(path);
     throw UserError(path + ": truncated in its header (" + std::to_string(magic[3]) + " dimension sizes expected)");
   }
+  // At most 2^40 elements, checked before each product (which could otherwise overflow).
+  constexpr std::int64_t kMaxElements = std::int64_t(1) << 40;
   std::int64_t total = 1;
   for (int i = 0; i < magic[3]; ++i) {
     const std::int64_t d = big_endian_u32(&raw[4 * i]);
     h.dims.push_back(d);
+    if (d > 1 && total > kMaxElements / d)
+      throw UserError(path + ": header claims an array of more than 2^40 elements; the file is damaged");
     total *= std::max<std::int64_t>(d, 1);
-    if (total > (std::int64_t(1) << 40)) throw UserError(path + ": header claims an array larger than 1 TiB; the file is damaged");
   }
   return h;
 }
@@ -132,9 +137,21 @@ at::Tensor read_idx(const std::string& path) {
   Reader r(path);
   const IdxHeader h = parse_header(r, path);
   const TypeInfo* t = type_info(h.type);
-  auto out = at::empty(h.dims, at::TensorOptions().dtype(t->dtype));
-  const std::int64_t want = out.numel() * t->bytes;
-  const std::int64_t got = r.read(out.data_ptr(), want);
+  std::int64_t elements = 1;
+  for (const auto d : h.dims) elements *= d;  // at most 2^40 (parse_header)
+  const std::int64_t want = elements * t->bytes;
+  // Read in pieces before the array is allocated: a damaged header may claim terabytes,
+  // and only the bytes that are really there may cost memory.
+  std::vector<std::uint8_t> data;
+  std::int64_t got = 0;
+  while (got < want) {
+    // Pieces double (64 KiB, then as much as already read): linear in what is there.
+    const std::int64_t piece = std::min(std::max<std::int64_t>(got, 64 << 10), want - got);
+    data.resize(static_cast<std::size_t>(got + piece));
+    const std::int64_t n = r.read(data.data() + got, piece);
+    got += n;
+    if (n < piece) break;
+  }
   if (got < want || r.truncated_stream())
     throw UserError(path + ": truncated: the header says " + shape_text(h.dims) + " " + t->name + " elements (" +
                     std::to_string(want) + " bytes) but the data ends after " + std::to_string(got) +
@@ -143,6 +160,9 @@ at::Tensor read_idx(const std::string& path) {
   if (r.read(&extra, 1) > 0)
     throw UserError(path + ": has bytes after the " + shape_text(h.dims) +
                     " elements its header announces; the header and the data disagree");
+  auto out = at::empty(h.dims, at::TensorOptions().dtype(t->dtype));
+  if (want > 0) std::memcpy(out.data_ptr(), data.data(), static_cast<std::size_t>(want));
+  data = {};
   // Elements are big-endian; swap in place on little-endian hosts.
   if (t->bytes > 1) {
     const std::uint16_t probe = 1;
