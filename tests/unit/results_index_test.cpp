@@ -98,7 +98,7 @@ TEST_F(ResultsIndex, TheFirstScanReadsEveryFileAndTheNextNone) {
   EXPECT_EQ(second.read, 0u);
   EXPECT_EQ(second.reused, a.runs.size());
 
-  // Each run as the run files give it, in its view, bit for bit (NaN metrics included).
+  // Each run as the run files give it, in its view, bit for bit.
   const ResultsScan files = scan_runs(dir());
   ASSERT_EQ(b.runs.size(), files.runs.size());
   ASSERT_GT(b.runs.size(), 10u);
