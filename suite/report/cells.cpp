@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 #include "suite/config/expand.h"
 #include "suite/report/efficiency.h"
@@ -98,14 +99,30 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
   // Entrants: per model name, the model options that vary between its runs of one task
   // (any task). Within a task, so that options a model derives from the task (input
   // channels, classes) do not split one entrant into one per task.
+  //
+  // varying_paths depends only on which settings (task, model, train) occur, so each is
+  // passed once: the many seeds of one setting (100,000 runs of a few dozen) are not
+  // looked at again. setting_of[i] is run i's setting.
+  std::vector<std::size_t> setting_of(runs.size());
+  std::vector<const RunRecord*> settings;  // the first run of each
+  {
+    std::unordered_map<std::string, std::size_t> setting_index;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const nlohmann::json& s = runs[i].spec;
+      const std::string key = s.at("task").dump() + '\n' + s.at("model").dump() + '\n' + s.at("train").dump();
+      const auto [it, fresh] = setting_index.emplace(key, settings.size());
+      if (fresh) settings.push_back(&runs[i]);
+      setting_of[i] = it->second;
+    }
+  }
   std::map<std::string, std::vector<const nlohmann::json*>> specs_by_task;
   std::map<std::pair<std::string, std::string>, std::vector<const nlohmann::json*>> specs_by_task_model;
   std::map<std::string, std::set<std::uint64_t>> base_seeds_by_task;
-  for (const auto& r : runs) {
-    specs_by_task[task_of(r)].push_back(&r.spec);
-    specs_by_task_model[{task_of(r), model_of(r)}].push_back(&r.spec);
-    base_seeds_by_task[task_of(r)].insert(r.spec.value("base_seed", std::uint64_t{0}));
+  for (const RunRecord* r : settings) {
+    specs_by_task[task_of(*r)].push_back(&r->spec);
+    specs_by_task_model[{task_of(*r), model_of(*r)}].push_back(&r->spec);
   }
+  for (const auto& r : runs) base_seeds_by_task[task_of(r)].insert(r.spec.value("base_seed", std::uint64_t{0}));
   std::map<std::string, std::vector<std::string>> model_paths, condition_paths;
   std::set<std::string> all_paths;
   for (const auto& [task_model, specs] : specs_by_task_model) {
@@ -131,7 +148,8 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
 
   std::map<std::string, std::size_t> index;  // cell id -> position in cells
   std::vector<Cell> cells;
-  for (const auto& r : runs) {
+  std::vector<std::unordered_map<std::int64_t, const std::string*>> run_of_seed;  // per cell: the run of each seed
+  const auto cell_index = [&](const RunRecord& r) {
     Cell probe;
     probe.task = task_of(r);
     probe.model = model_of(r);
@@ -154,26 +172,32 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
       probe.condition_label = label_of(probe.condition);
       probe.seq_len = r.spec.at("task").at("seq_len").get<std::int64_t>();
       cells.push_back(std::move(probe));
+      run_of_seed.emplace_back();
     }
-    Cell& cell = cells[it->second];
+    return it->second;
+  };
+  // The cell of a setting and base seed, once found: their runs differ only in the seed.
+  std::unordered_map<std::string, std::size_t> cell_of_setting;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
+    const auto base_seed = r.spec.find("base_seed");
+    const std::string setting =
+        std::to_string(setting_of[i]) + (base_seed == r.spec.end() ? std::string() : " " + base_seed->dump());
+    auto known = cell_of_setting.find(setting);
+    if (known == cell_of_setting.end()) known = cell_of_setting.emplace(setting, cell_index(r)).first;
+    Cell& cell = cells[known->second];
     const auto seed = r.spec.at("seed_index").get<std::int64_t>();
     if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
       cell.threads.insert(r.provenance.at("threads").get<int>());
     if (const std::string rev = revision_of(r); !rev.empty()) cell.revisions.insert(rev);
     cell.devices.insert(device_of(r));
 
-    // One run per seed and cell: two would be the same seed twice (another device, say).
-    const auto same_seed = [&](std::int64_t s) {
-      for (const auto& v : cell.values)
-        if (v.seed == s) return v.run;
-      for (const auto& p : cell.problems)
-        if (p.seed == s) return p.run;
-      return std::string();
-    };
     if (auto ch = r.metrics.find("eval_chance"); ch != r.metrics.end() && std::isfinite(ch->second))
       cell.chance.push_back({seed, ch->second, r.key});
-    if (const std::string first = same_seed(seed); !first.empty()) {
-      cell.duplicates.push_back("seed " + std::to_string(seed) + " has two runs (" + first.substr(0, 12) + ", " +
+    // One run per seed and cell: two would be the same seed twice (another device, say).
+    // Every run past this check becomes a value or a problem of the cell.
+    if (const auto [first, fresh] = run_of_seed[known->second].emplace(seed, &r.key); !fresh) {
+      cell.duplicates.push_back("seed " + std::to_string(seed) + " has two runs (" + first->second->substr(0, 12) + ", " +
                                 r.key.substr(0, 12) + "); the first is used");
       continue;
     }

@@ -18,6 +18,7 @@
 #include "suite/core/file_digest.h"
 #include "suite/core/files.h"
 #include "suite/core/mapped_file.h"
+#include "suite/core/parallel_for.h"
 #include "suite/core/version.h"
 #include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
@@ -278,29 +279,42 @@ ResultsScan scan_runs_indexed(const fs::path& dir, IndexRefresh& refresh, IndexO
   if (!options.rebuild) old = read_index(dir, refresh.ignored);
   const std::vector<RunFileName> files = list_run_files(runs);
 
+  // The entries still valid, decoded first on every core: decoding is most of reading a
+  // large folder through its index. One that does not decode stays empty (its file is read).
+  std::vector<const Entry*> known_of(files.size(), nullptr);
+  std::vector<std::optional<RunRecord>> decoded(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (old && files[i].sig) known_of[i] = old->find(files[i].name);
+  if (options.records)
+    parallel_for(files.size(), [&](std::size_t i) {
+      const Entry* known = known_of[i];
+      if (known == nullptr || known->sig != *files[i].sig || known->kind != Kind::Run) return;
+      try {
+        decoded[i] = record_from_payload(*known);
+      } catch (const std::exception&) {  // sealed but not decodable (written by a faulty writer)
+      }
+    });
+
   std::vector<Entry> entries;
   entries.reserve(files.size());
   std::size_t replaced = 0;  // entries of files changed since
   std::deque<std::string> fresh_payloads;  // owns what fresh entries point to; never moves them
-  for (const RunFileName& f : files) {
-    const Entry* known = (old && f.sig) ? old->find(f.name) : nullptr;
+  if (options.records) out.runs.reserve(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const RunFileName& f = files[i];
+    const Entry* known = known_of[i];
     if (known != nullptr && known->sig != *f.sig) ++replaced;
-    std::optional<RunRecord> decoded;
-    if (known != nullptr && known->sig == *f.sig && known->kind == Kind::Run && options.records) {
-      try {
-        decoded = record_from_payload(*known);
-      } catch (const std::exception&) {  // sealed but not decodable (written by a faulty writer): read the file
-        ++replaced;
-        known = nullptr;
-      }
+    if (known != nullptr && known->sig == *f.sig && known->kind == Kind::Run && options.records && !decoded[i]) {
+      ++replaced;  // not decodable: read the file
+      known = nullptr;
     }
     if (known != nullptr && known->sig == *f.sig) {
       ++refresh.reused;
       entries.push_back(*known);
       if (known->kind == Kind::Bad)
         out.bad.push_back({runs / f.name, std::string(known->payload)});
-      else if (decoded)
-        out.runs.push_back(std::move(*decoded));
+      else if (decoded[i])
+        out.runs.push_back(std::move(*decoded[i]));
       else
         ++refresh.runs;
     } else {
