@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include "suite/core/errors.h"
 #include "suite/core/parallel_for.h"
@@ -198,62 +201,87 @@ OverallRanking rank_across_tasks(const std::vector<TaskScores>& tasks, const Ran
   }
 
   // Stratified bootstrap over seeds. The draws come from one stream in (resample, task)
-  // order, so they are drawn a block of resamples at a time, and the block's resamples are
-  // then scored on every core; each resample's figures depend only on its own draws.
+  // order, so they are drawn a block of resamples at a time, the next block while this
+  // one's resamples are scored on every core; each resample's figures depend only on its
+  // own draws.
   const std::size_t B = settings.bootstrap.resamples;
   std::vector<std::size_t> draw_offset(n_tasks + 1, 0);  // of task t's draws within one resample's
   for (std::size_t t = 0; t < n_tasks; ++t) draw_offset[t + 1] = draw_offset[t] + tables[t].seeds.size();
   const std::size_t draws_per_resample = draw_offset[n_tasks];
   // About 4 MiB of draws per block, at least one resample.
   const std::size_t block = std::max<std::size_t>(1, (std::size_t{1} << 20) / std::max<std::size_t>(1, draws_per_resample));
-  std::vector<std::uint32_t> draws(std::min(block, B) * draws_per_resample);
+  std::vector<std::uint32_t> draws(std::min(block, B) * draws_per_resample), next_draws(draws.size());
   std::vector<double> rank_of(B * n_models), iqm_of(B * n_models);  // resample-major
   std::vector<char> has_iqm(B, 0);  // some task normalised in that resample (then every model has a score)
   Rng rng(settings.bootstrap.seed);
-  for (std::size_t first = 0; first < B; first += block) {
-    const std::size_t rows = std::min(block, B - first);
-    for (std::size_t b = 0; b < rows; ++b)
+  const auto draw_block = [&](std::size_t first, std::vector<std::uint32_t>& into) {
+    for (std::size_t b = 0; b < std::min(block, B - first); ++b)
       for (std::size_t t = 0; t < n_tasks; ++t) {
         const std::size_t ns = tables[t].seeds.size();
-        std::uint32_t* d = draws.data() + b * draws_per_resample + draw_offset[t];
+        std::uint32_t* d = into.data() + b * draws_per_resample + draw_offset[t];
         for (std::size_t j = 0; j < ns; ++j) d[j] = static_cast<std::uint32_t>(rng.below(ns));
       }
-    parallel_for(rows, [&](std::size_t b) {
-      std::vector<double> rank_sum_b(n_models, 0.0), means_b(n_models), sum(n_models);
-      std::vector<std::size_t> cnt(n_models);
-      std::vector<std::vector<double>> scores_b(n_models);
-      for (std::size_t t = 0; t < n_tasks; ++t) {
-        const Table& tab = tables[t];
-        const std::size_t ns = tab.seeds.size();
-        const std::uint32_t* d = draws.data() + b * draws_per_resample + draw_offset[t];
-        // Every model's sum in draw order, the models side by side (seed-major table).
-        std::fill(sum.begin(), sum.end(), 0.0);
-        std::fill(cnt.begin(), cnt.end(), 0);
-        for (std::size_t j = 0; j < ns; ++j) {
-          const double* v = tab.value_by_seed.data() + d[j] * n_models;
-          const char* h = tab.has_by_seed.data() + d[j] * n_models;
+  };
+  draw_block(0, draws);
+  for (std::size_t first = 0; first < B; first += block) {
+    const std::size_t rows = std::min(block, B - first);
+    const bool more = first + block < B;
+    std::thread drawer;
+    if (more) {
+      try {
+        drawer = std::thread(draw_block, first + block, std::ref(next_draws));
+      } catch (const std::system_error&) {  // no thread to be had: drawn below, after scoring
+      }
+    }
+    const auto draw_rest = [&] {
+      if (drawer.joinable())
+        drawer.join();
+      else if (more)
+        draw_block(first + block, next_draws);
+    };
+    try {
+      parallel_for(rows, [&](std::size_t b) {
+        std::vector<double> rank_sum_b(n_models, 0.0), means_b(n_models), sum(n_models);
+        std::vector<std::size_t> cnt(n_models);
+        std::vector<std::vector<double>> scores_b(n_models);
+        for (std::size_t t = 0; t < n_tasks; ++t) {
+          const Table& tab = tables[t];
+          const std::size_t ns = tab.seeds.size();
+          const std::uint32_t* d = draws.data() + b * draws_per_resample + draw_offset[t];
+          // Every model's sum in draw order, the models side by side (seed-major table).
+          std::fill(sum.begin(), sum.end(), 0.0);
+          std::fill(cnt.begin(), cnt.end(), 0);
+          for (std::size_t j = 0; j < ns; ++j) {
+            const double* v = tab.value_by_seed.data() + d[j] * n_models;
+            const char* h = tab.has_by_seed.data() + d[j] * n_models;
+            for (std::size_t m = 0; m < n_models; ++m)
+              if (h[m]) {
+                sum[m] += v[m];
+                ++cnt[m];
+              }
+          }
           for (std::size_t m = 0; m < n_models; ++m)
-            if (h[m]) {
-              sum[m] += v[m];
-              ++cnt[m];
-            }
+            means_b[m] = cnt[m] > 0 ? sum[m] / static_cast<double>(cnt[m]) : tab.means[m];
+          const std::vector<double> ranks = ranks_of(means_b, hib);
+          for (std::size_t m = 0; m < n_models; ++m) rank_sum_b[m] += ranks[m];
+          const std::vector<double> norm = normalised(means_b, hib);
+          if (!norm.empty()) {
+            for (std::size_t m = 0; m < n_models; ++m) scores_b[m].push_back(norm[m]);
+          }
         }
-        for (std::size_t m = 0; m < n_models; ++m)
-          means_b[m] = cnt[m] > 0 ? sum[m] / static_cast<double>(cnt[m]) : tab.means[m];
-        const std::vector<double> ranks = ranks_of(means_b, hib);
-        for (std::size_t m = 0; m < n_models; ++m) rank_sum_b[m] += ranks[m];
-        const std::vector<double> norm = normalised(means_b, hib);
-        if (!norm.empty()) {
-          for (std::size_t m = 0; m < n_models; ++m) scores_b[m].push_back(norm[m]);
+        const std::size_t at = (first + b) * n_models;
+        for (std::size_t m = 0; m < n_models; ++m) rank_of[at + m] = rank_sum_b[m] / static_cast<double>(n_tasks);
+        if (!scores_b.front().empty()) {
+          has_iqm[first + b] = 1;
+          for (std::size_t m = 0; m < n_models; ++m) iqm_of[at + m] = trim_mean(scores_b[m], 0.25);
         }
-      }
-      const std::size_t at = (first + b) * n_models;
-      for (std::size_t m = 0; m < n_models; ++m) rank_of[at + m] = rank_sum_b[m] / static_cast<double>(n_tasks);
-      if (!scores_b.front().empty()) {
-        has_iqm[first + b] = 1;
-        for (std::size_t m = 0; m < n_models; ++m) iqm_of[at + m] = trim_mean(scores_b[m], 0.25);
-      }
-    });
+      });
+    } catch (...) {
+      draw_rest();
+      throw;
+    }
+    draw_rest();
+    std::swap(draws, next_draws);
   }
   std::vector<std::vector<double>> rank_b(n_models), iqm_b(n_models);
   for (std::size_t b = 0; b < B; ++b)

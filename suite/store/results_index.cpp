@@ -20,6 +20,7 @@
 #include "suite/core/mapped_file.h"
 #include "suite/core/parallel_for.h"
 #include "suite/core/version.h"
+#include "suite/store/index_payload.h"
 #include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
 #include "suite/store/text_dataset.h"
@@ -178,24 +179,11 @@ json pick_keys(const json& from, const char* const (&keys)[N]) {
   return out;
 }
 
-std::string view_payload(const RunRecord& view) {
-  json j = {{"spec", view.spec}, {"error", view.error}, {"metrics", view.metrics}, {"curves", view.curves},
-            {"provenance", view.provenance}, {"records", view.records}};
-  const std::vector<std::uint8_t> cbor = json::to_cbor(j);
-  return std::string(cbor.begin(), cbor.end());
-}
-
 RunRecord record_from_payload(const Entry& e) {
   RunRecord r;
   r.key = std::string(e.name.substr(0, e.name.size() - 3));  // runs/<key>.h5
   r.status = e.status;
-  json j = json::from_cbor(e.payload.begin(), e.payload.end());
-  r.spec = std::move(j.at("spec"));
-  r.error = j.at("error").get<std::string>();
-  for (auto& [name, value] : j.at("metrics").items()) r.metrics.emplace(name, value.get<double>());
-  for (auto& [name, values] : j.at("curves").items()) r.curves.emplace(name, values.get<std::vector<double>>());
-  r.provenance = std::move(j.at("provenance"));
-  r.records = std::move(j.at("records"));
+  decode_view_payload(e.payload, r);
   return r;
 }
 
@@ -325,7 +313,7 @@ ResultsScan scan_runs_indexed(const fs::path& dir, IndexRefresh& refresh, IndexO
         RunRecord view = index_view(std::move(*check.record));
         e.status = view.status;
         e.steps_done = steps_of(view);
-        fresh_payloads.push_back(view_payload(view));
+        fresh_payloads.push_back(encode_view_payload(view));
         if (options.records)
           out.runs.push_back(std::move(view));
         else
