@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "suite/config/expand.h"
+#include "suite/core/parallel_for.h"
 #include "suite/report/efficiency.h"
 
 namespace lrb {
@@ -148,7 +149,6 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
 
   std::map<std::string, std::size_t> index;  // cell id -> position in cells
   std::vector<Cell> cells;
-  std::vector<std::unordered_map<std::int64_t, const std::string*>> run_of_seed;  // per cell: the run of each seed
   const auto cell_index = [&](const RunRecord& r) {
     Cell probe;
     probe.task = task_of(r);
@@ -172,12 +172,12 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
       probe.condition_label = label_of(probe.condition);
       probe.seq_len = r.spec.at("task").at("seq_len").get<std::int64_t>();
       cells.push_back(std::move(probe));
-      run_of_seed.emplace_back();
     }
     return it->second;
   };
   // The cell of a setting and base seed, once found: their runs differ only in the seed.
   std::unordered_map<std::string, std::size_t> cell_of_setting;
+  std::vector<std::vector<const RunRecord*>> runs_of_cell;  // in the runs' order
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
     const auto base_seed = r.spec.find("base_seed");
@@ -185,41 +185,50 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
         std::to_string(setting_of[i]) + (base_seed == r.spec.end() ? std::string() : " " + base_seed->dump());
     auto known = cell_of_setting.find(setting);
     if (known == cell_of_setting.end()) known = cell_of_setting.emplace(setting, cell_index(r)).first;
-    Cell& cell = cells[known->second];
-    const auto seed = r.spec.at("seed_index").get<std::int64_t>();
-    if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
-      cell.threads.insert(r.provenance.at("threads").get<int>());
-    if (const std::string rev = revision_of(r); !rev.empty()) cell.revisions.insert(rev);
-    cell.devices.insert(device_of(r));
-
-    if (auto ch = r.metrics.find("eval_chance"); ch != r.metrics.end() && std::isfinite(ch->second))
-      cell.chance.push_back({seed, ch->second, r.key});
-    // One run per seed and cell: two would be the same seed twice (another device, say).
-    // Every run past this check becomes a value or a problem of the cell.
-    if (const auto [first, fresh] = run_of_seed[known->second].emplace(seed, &r.key); !fresh) {
-      cell.duplicates.push_back("seed " + std::to_string(seed) + " has two runs (" + first->second->substr(0, 12) + ", " +
-                                r.key.substr(0, 12) + "); the first is used");
-      continue;
-    }
-    if (r.status != RunStatus::Ok) {
-      const bool failed = r.status == RunStatus::Failed;
-      ++(failed ? cell.failed : cell.stopped);
-      cell.problems.push_back({seed, r.key, failed ? "failed" : "stopped", r.error});
-      continue;
-    }
-    for (const auto& em : efficiency_metrics()) {
-      auto ev = r.metrics.find(em.name);
-      if (ev != r.metrics.end() && std::isfinite(ev->second)) cell.efficiency[em.name].push_back({seed, ev->second, r.key});
-    }
-    auto mv = r.metrics.find(cell.metric);
-    if (mv == r.metrics.end() || !std::isfinite(mv->second)) {
-      ++cell.no_value;
-      cell.problems.push_back({seed, r.key, "no value",
-                               mv == r.metrics.end() ? "no " + cell.metric + " recorded" : cell.metric + " is not finite"});
-      continue;
-    }
-    cell.values.push_back({seed, mv->second, r.key});
+    runs_of_cell.resize(cells.size());
+    runs_of_cell[known->second].push_back(&r);
   }
+  // Each cell from its own runs, in their order, the cells on every core.
+  parallel_for(cells.size(), [&](std::size_t c) {
+    Cell& cell = cells[c];
+    std::unordered_map<std::int64_t, const std::string*> run_of_seed;  // the run of each seed
+    for (const RunRecord* run : runs_of_cell[c]) {
+      const RunRecord& r = *run;
+      const auto seed = r.spec.at("seed_index").get<std::int64_t>();
+      if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
+        cell.threads.insert(r.provenance.at("threads").get<int>());
+      if (const std::string rev = revision_of(r); !rev.empty()) cell.revisions.insert(rev);
+      cell.devices.insert(device_of(r));
+
+      if (auto ch = r.metrics.find("eval_chance"); ch != r.metrics.end() && std::isfinite(ch->second))
+        cell.chance.push_back({seed, ch->second, r.key});
+      // One run per seed and cell: two would be the same seed twice (another device, say).
+      // Every run past this check becomes a value or a problem of the cell.
+      if (const auto [first, fresh] = run_of_seed.emplace(seed, &r.key); !fresh) {
+        cell.duplicates.push_back("seed " + std::to_string(seed) + " has two runs (" + first->second->substr(0, 12) +
+                                  ", " + r.key.substr(0, 12) + "); the first is used");
+        continue;
+      }
+      if (r.status != RunStatus::Ok) {
+        const bool failed = r.status == RunStatus::Failed;
+        ++(failed ? cell.failed : cell.stopped);
+        cell.problems.push_back({seed, r.key, failed ? "failed" : "stopped", r.error});
+        continue;
+      }
+      for (const auto& em : efficiency_metrics()) {
+        auto ev = r.metrics.find(em.name);
+        if (ev != r.metrics.end() && std::isfinite(ev->second)) cell.efficiency[em.name].push_back({seed, ev->second, r.key});
+      }
+      auto mv = r.metrics.find(cell.metric);
+      if (mv == r.metrics.end() || !std::isfinite(mv->second)) {
+        ++cell.no_value;
+        cell.problems.push_back({seed, r.key, "no value",
+                                 mv == r.metrics.end() ? "no " + cell.metric + " recorded" : cell.metric + " is not finite"});
+        continue;
+      }
+      cell.values.push_back({seed, mv->second, r.key});
+    }
+  });
   const auto by_seed = [](const auto& a, const auto& b) { return a.seed < b.seed; };
   for (auto& c : cells) {
     std::sort(c.values.begin(), c.values.end(), by_seed);
