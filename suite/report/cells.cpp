@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 
@@ -192,6 +193,11 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
   parallel_for(cells.size(), [&](std::size_t c) {
     Cell& cell = cells[c];
     std::unordered_map<std::int64_t, const std::string*> run_of_seed;  // the run of each seed
+    // A value per run at most: reserved, not grown (a million of them at 100,000 runs).
+    const std::size_t most = runs_of_cell[c].size();
+    cell.values.reserve(most);
+    cell.chance.reserve(most);
+    for (const auto& em : efficiency_metrics()) cell.efficiency[em.name].reserve(most);
     for (const RunRecord* run : runs_of_cell[c]) {
       const RunRecord& r = *run;
       const auto seed = r.spec.at("seed_index").get<std::int64_t>();
@@ -231,6 +237,8 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
   });
   const auto by_seed = [](const auto& a, const auto& b) { return a.seed < b.seed; };
   for (auto& c : cells) {
+    for (auto it = c.efficiency.begin(); it != c.efficiency.end();)  // only the figures the runs recorded
+      it = it->second.empty() ? c.efficiency.erase(it) : std::next(it);
     std::sort(c.values.begin(), c.values.end(), by_seed);
     std::sort(c.problems.begin(), c.problems.end(), by_seed);
     for (auto& [name, v] : c.efficiency) std::sort(v.begin(), v.end(), by_seed);
