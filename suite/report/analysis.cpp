@@ -301,10 +301,13 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
     r.cell = std::move(c);
     a.cells.push_back(std::move(r));
   }
-  // The bootstraps are most of a large report's time; each cell's is its own.
+  // The bootstraps are most of a large report's time: all cells' at once, sharing draws.
+  std::vector<std::vector<double>> cell_values(a.cells.size());
+  for (std::size_t i = 0; i < a.cells.size(); ++i) cell_values[i] = plain(a.cells[i].cell.values);
+  std::vector<stats::BootstrapInterval> cell_bootstraps = stats::bootstrap_means(cell_values, options.bootstrap);
   parallel_for(a.cells.size(), [&](std::size_t i) {
     CellResult& r = a.cells[i];
-    r.summary = stats::describe(plain(r.cell.values), options.bootstrap);
+    r.summary = stats::describe(cell_values[i], std::move(cell_bootstraps[i]));
     for (const auto& [name, v] : r.cell.efficiency) r.efficiency[name] = stats::median(plain(v));
     if (!r.cell.chance.empty()) r.chance = stats::mean(plain(r.cell.chance));
   });
@@ -347,9 +350,20 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
         for (std::size_t y = x + 1; y < unit.cells.size(); ++y) compare(unit.cells[x], unit.cells[y]);
     }
   }
+  // Pairings first, then every comparison's bootstrap at once (sharing draws), then the tests.
+  std::vector<stats::SeedValues> values_by_seed(a.cells.size());  // each cell's once, not once per comparison
+  parallel_for(a.cells.size(), [&](std::size_t i) { values_by_seed[i] = seed_values(a.cells[i].cell); });
+  std::vector<stats::SeedPairing> pairings(a.comparisons.size());
   parallel_for(a.comparisons.size(), [&](std::size_t k) {
-    ComparisonResult& c = a.comparisons[k];
-    c.paired = stats::compare_paired(seed_values(a.cells[c.a].cell), seed_values(a.cells[c.b].cell), comparison_settings[k]);
+    const ComparisonResult& c = a.comparisons[k];
+    pairings[k] = stats::pair_by_seed(values_by_seed[c.a], values_by_seed[c.b]);
+  });
+  std::vector<std::vector<double>> differences;
+  for (const auto& p : pairings) differences.push_back(p.differences);
+  std::vector<stats::BootstrapInterval> paired_bootstraps = stats::bootstrap_means(differences, options.bootstrap);
+  parallel_for(a.comparisons.size(), [&](std::size_t k) {
+    a.comparisons[k].paired =
+        stats::compare_paired(std::move(pairings[k]), std::move(paired_bootstraps[k]), comparison_settings[k]);
   });
   if (!options.baseline.empty() && !baseline_found) {
     std::set<std::string> names;

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
+#include <unordered_map>
 
 #include "suite/config/expand.h"
+#include "suite/core/parallel_for.h"
 #include "suite/report/efficiency.h"
 
 namespace lrb {
@@ -98,14 +101,30 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
   // Entrants: per model name, the model options that vary between its runs of one task
   // (any task). Within a task, so that options a model derives from the task (input
   // channels, classes) do not split one entrant into one per task.
+  //
+  // varying_paths depends only on which settings (task, model, train) occur, so each is
+  // passed once: the many seeds of one setting (100,000 runs of a few dozen) are not
+  // looked at again. setting_of[i] is run i's setting.
+  std::vector<std::size_t> setting_of(runs.size());
+  std::vector<const RunRecord*> settings;  // the first run of each
+  {
+    std::unordered_map<std::string, std::size_t> setting_index;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const nlohmann::json& s = runs[i].spec;
+      const std::string key = s.at("task").dump() + '\n' + s.at("model").dump() + '\n' + s.at("train").dump();
+      const auto [it, fresh] = setting_index.emplace(key, settings.size());
+      if (fresh) settings.push_back(&runs[i]);
+      setting_of[i] = it->second;
+    }
+  }
   std::map<std::string, std::vector<const nlohmann::json*>> specs_by_task;
   std::map<std::pair<std::string, std::string>, std::vector<const nlohmann::json*>> specs_by_task_model;
   std::map<std::string, std::set<std::uint64_t>> base_seeds_by_task;
-  for (const auto& r : runs) {
-    specs_by_task[task_of(r)].push_back(&r.spec);
-    specs_by_task_model[{task_of(r), model_of(r)}].push_back(&r.spec);
-    base_seeds_by_task[task_of(r)].insert(r.spec.value("base_seed", std::uint64_t{0}));
+  for (const RunRecord* r : settings) {
+    specs_by_task[task_of(*r)].push_back(&r->spec);
+    specs_by_task_model[{task_of(*r), model_of(*r)}].push_back(&r->spec);
   }
+  for (const auto& r : runs) base_seeds_by_task[task_of(r)].insert(r.spec.value("base_seed", std::uint64_t{0}));
   std::map<std::string, std::vector<std::string>> model_paths, condition_paths;
   std::set<std::string> all_paths;
   for (const auto& [task_model, specs] : specs_by_task_model) {
@@ -131,7 +150,7 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
 
   std::map<std::string, std::size_t> index;  // cell id -> position in cells
   std::vector<Cell> cells;
-  for (const auto& r : runs) {
+  const auto cell_index = [&](const RunRecord& r) {
     Cell probe;
     probe.task = task_of(r);
     probe.model = model_of(r);
@@ -155,49 +174,71 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
       probe.seq_len = r.spec.at("task").at("seq_len").get<std::int64_t>();
       cells.push_back(std::move(probe));
     }
-    Cell& cell = cells[it->second];
-    const auto seed = r.spec.at("seed_index").get<std::int64_t>();
-    if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
-      cell.threads.insert(r.provenance.at("threads").get<int>());
-    if (const std::string rev = revision_of(r); !rev.empty()) cell.revisions.insert(rev);
-    cell.devices.insert(device_of(r));
-
-    // One run per seed and cell: two would be the same seed twice (another device, say).
-    const auto same_seed = [&](std::int64_t s) {
-      for (const auto& v : cell.values)
-        if (v.seed == s) return v.run;
-      for (const auto& p : cell.problems)
-        if (p.seed == s) return p.run;
-      return std::string();
-    };
-    if (auto ch = r.metrics.find("eval_chance"); ch != r.metrics.end() && std::isfinite(ch->second))
-      cell.chance.push_back({seed, ch->second, r.key});
-    if (const std::string first = same_seed(seed); !first.empty()) {
-      cell.duplicates.push_back("seed " + std::to_string(seed) + " has two runs (" + first.substr(0, 12) + ", " +
-                                r.key.substr(0, 12) + "); the first is used");
-      continue;
-    }
-    if (r.status != RunStatus::Ok) {
-      const bool failed = r.status == RunStatus::Failed;
-      ++(failed ? cell.failed : cell.stopped);
-      cell.problems.push_back({seed, r.key, failed ? "failed" : "stopped", r.error});
-      continue;
-    }
-    for (const auto& em : efficiency_metrics()) {
-      auto ev = r.metrics.find(em.name);
-      if (ev != r.metrics.end() && std::isfinite(ev->second)) cell.efficiency[em.name].push_back({seed, ev->second, r.key});
-    }
-    auto mv = r.metrics.find(cell.metric);
-    if (mv == r.metrics.end() || !std::isfinite(mv->second)) {
-      ++cell.no_value;
-      cell.problems.push_back({seed, r.key, "no value",
-                               mv == r.metrics.end() ? "no " + cell.metric + " recorded" : cell.metric + " is not finite"});
-      continue;
-    }
-    cell.values.push_back({seed, mv->second, r.key});
+    return it->second;
+  };
+  // The cell of a setting and base seed, once found: their runs differ only in the seed.
+  std::unordered_map<std::string, std::size_t> cell_of_setting;
+  std::vector<std::vector<const RunRecord*>> runs_of_cell;  // in the runs' order
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
+    const auto base_seed = r.spec.find("base_seed");
+    const std::string setting =
+        std::to_string(setting_of[i]) + (base_seed == r.spec.end() ? std::string() : " " + base_seed->dump());
+    auto known = cell_of_setting.find(setting);
+    if (known == cell_of_setting.end()) known = cell_of_setting.emplace(setting, cell_index(r)).first;
+    runs_of_cell.resize(cells.size());
+    runs_of_cell[known->second].push_back(&r);
   }
+  // Each cell from its own runs, in their order, the cells on every core.
+  parallel_for(cells.size(), [&](std::size_t c) {
+    Cell& cell = cells[c];
+    std::unordered_map<std::int64_t, const std::string*> run_of_seed;  // the run of each seed
+    // A value per run at most: reserved, not grown (a million of them at 100,000 runs).
+    const std::size_t most = runs_of_cell[c].size();
+    cell.values.reserve(most);
+    cell.chance.reserve(most);
+    for (const auto& em : efficiency_metrics()) cell.efficiency[em.name].reserve(most);
+    for (const RunRecord* run : runs_of_cell[c]) {
+      const RunRecord& r = *run;
+      const auto seed = r.spec.at("seed_index").get<std::int64_t>();
+      if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
+        cell.threads.insert(r.provenance.at("threads").get<int>());
+      if (const std::string rev = revision_of(r); !rev.empty()) cell.revisions.insert(rev);
+      cell.devices.insert(device_of(r));
+
+      if (auto ch = r.metrics.find("eval_chance"); ch != r.metrics.end() && std::isfinite(ch->second))
+        cell.chance.push_back({seed, ch->second, r.key});
+      // One run per seed and cell: two would be the same seed twice (another device, say).
+      // Every run past this check becomes a value or a problem of the cell.
+      if (const auto [first, fresh] = run_of_seed.emplace(seed, &r.key); !fresh) {
+        cell.duplicates.push_back("seed " + std::to_string(seed) + " has two runs (" + first->second->substr(0, 12) +
+                                  ", " + r.key.substr(0, 12) + "); the first is used");
+        continue;
+      }
+      if (r.status != RunStatus::Ok) {
+        const bool failed = r.status == RunStatus::Failed;
+        ++(failed ? cell.failed : cell.stopped);
+        cell.problems.push_back({seed, r.key, failed ? "failed" : "stopped", r.error});
+        continue;
+      }
+      for (const auto& em : efficiency_metrics()) {
+        auto ev = r.metrics.find(em.name);
+        if (ev != r.metrics.end() && std::isfinite(ev->second)) cell.efficiency[em.name].push_back({seed, ev->second, r.key});
+      }
+      auto mv = r.metrics.find(cell.metric);
+      if (mv == r.metrics.end() || !std::isfinite(mv->second)) {
+        ++cell.no_value;
+        cell.problems.push_back({seed, r.key, "no value",
+                                 mv == r.metrics.end() ? "no " + cell.metric + " recorded" : cell.metric + " is not finite"});
+        continue;
+      }
+      cell.values.push_back({seed, mv->second, r.key});
+    }
+  });
   const auto by_seed = [](const auto& a, const auto& b) { return a.seed < b.seed; };
   for (auto& c : cells) {
+    for (auto it = c.efficiency.begin(); it != c.efficiency.end();)  // only the figures the runs recorded
+      it = it->second.empty() ? c.efficiency.erase(it) : std::next(it);
     std::sort(c.values.begin(), c.values.end(), by_seed);
     std::sort(c.problems.begin(), c.problems.end(), by_seed);
     for (auto& [name, v] : c.efficiency) std::sort(v.begin(), v.end(), by_seed);

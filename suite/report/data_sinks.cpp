@@ -14,7 +14,7 @@ using json = nlohmann::json;
 
 class JsonSink final : public ReportSink {
  public:
-  void write(const Report& report, std::ostream& out) override { out << report.data.dump(2) << "\n"; }
+  void write(const Report& report, std::ostream& out) override { out << report.data().dump(2) << "\n"; }
 };
 
 // Stable columns, whatever the report holds: tooling may index them by name.
@@ -69,7 +69,7 @@ class CsvSink final : public ReportSink {
       }
       out << "\n";
     };
-    const json& d = report.data;
+    const json& d = report.data();
     for (const auto& c : d.value("claims", json::array())) {
       Row r{{"kind", "claim"},           {"claim", c["name"]},          {"claim_kind", c["kind"]},   {"metric", c["metric_key"]},
             {"entrant", c["a"]["label"]}, {"verdict", c["verdict"]},    {"estimate", c["estimate"]}, {"n", c["n"]},

@@ -38,7 +38,7 @@ document.body.setAttribute('data-plots',String(f.length));document.body.setAttri
 class HtmlSink final : public ReportSink {
  public:
   void write(const Report& report, std::ostream& out) override {
-    const std::vector<Plot> plots = make_plots(report.data);
+    const std::vector<Plot> plots = make_plots(report.data());
     out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
         << "<title>" << html_escape(report.title) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n";

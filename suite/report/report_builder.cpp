@@ -1,5 +1,7 @@
 #include "suite/report/report_builder.h"
 
+#include <memory>
+
 #include "suite/core/text.h"
 #include "suite/report/report_json.h"
 #include "suite/report/report_tables.h"
@@ -7,27 +9,30 @@
 namespace lrb {
 
 Report build_report(const ReportInput& input, const ReportOptions& options) {
-  const Analysis a = analyse(input, options);
+  const auto a = std::make_shared<const Analysis>(analyse(input, options));
   Report r;
   r.title = "lrbench report: " + join(input.sources, ", ");
-  r.tables = report_tables(a);
-  r.warnings = a.warnings;
-  r.data = report_json(a, "report");
+  r.tables = report_tables(*a);
+  r.warnings = a->warnings;
+  r.make_data = [a] { return report_json(*a, "report"); };
   return r;
 }
 
 Report build_leaderboard(const ReportInput& input, const ReportOptions& options) {
-  const Analysis a = analyse(input, options);
+  const auto a = std::make_shared<const Analysis>(analyse(input, options));
   Report r;
   r.title = "lrbench leaderboard: " + join(input.sources, ", ");
-  r.tables = leaderboard_tables(a);
-  r.warnings = a.warnings;
-  if (!a.overall.ranking && !a.units.empty()) {
-    r.warnings.push_back("no ranking across tasks: " + a.overall.why_not);
-    for (const auto& l : a.overall.left_out) r.warnings.push_back("not on every task: " + l);
+  r.tables = leaderboard_tables(*a);
+  r.warnings = a->warnings;
+  if (!a->overall.ranking && !a->units.empty()) {
+    r.warnings.push_back("no ranking across tasks: " + a->overall.why_not);
+    for (const auto& l : a->overall.left_out) r.warnings.push_back("not on every task: " + l);
   }
-  r.data = report_json(a, "leaderboard");
-  r.data["warnings"] = r.warnings;
+  r.make_data = [a, warnings = r.warnings] {
+    nlohmann::json data = report_json(*a, "leaderboard");
+    data["warnings"] = warnings;
+    return data;
+  };
   return r;
 }
 

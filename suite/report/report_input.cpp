@@ -49,6 +49,7 @@ ReportInput load_report_input(const std::vector<std::filesystem::path>& dirs) {
       in.notes.push_back(dir.string() + " holds the runs of " + std::to_string(sweeps.size()) + " different sweeps (" +
                          join(std::vector<std::string>(sweeps.begin(), sweeps.end()), ", ") +
                          "), mixed in these tables; write each sweep to its own --out folder");
+    in.runs.reserve(in.runs.size() + scan.runs.size());
     for (auto& r : scan.runs) {
       auto [it, fresh] = by_key.emplace(r.key, in.runs.size());
       if (fresh) {

@@ -1,6 +1,7 @@
 #pragma once
 // The table model every report sink writes: terminal, Markdown, LaTeX and HTML render the
-// same Tables; CSV and JSON write the same numbers from Report::data. No sink computes.
+// same Tables; CSV and JSON write the same numbers from Report::data(). No sink computes.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,7 +31,17 @@ struct Report {
   std::string title;
   std::vector<Table> tables;
   std::vector<std::string> warnings;  // mixed revisions or threads, bad files, small n...
-  nlohmann::json data;                // the same content for structured sinks (JSON, CSV, plots); results/REPORT_SCHEMA.md
+  // The same content for structured sinks (JSON, CSV, plots); results/REPORT_SCHEMA.md. Made
+  // by make_data on first use: text sinks never read it, and at 100,000 runs (every seed's
+  // values with their run keys) it would be most of a terminal report's time and memory.
+  const nlohmann::json& data() const {
+    if (!data_) data_ = make_data ? make_data() : nlohmann::json::object();
+    return *data_;
+  }
+  std::function<nlohmann::json()> make_data;
+
+ private:
+  mutable std::optional<nlohmann::json> data_;
 };
 
 // Marks as they appear in text sinks; LaTeX and HTML use their own forms of the same marks.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "suite/core/errors.h"
 #include "suite/stats/t_tests.h"
@@ -10,10 +11,15 @@ namespace lrb::stats {
 
 CellSummary describe(const std::vector<double>& values, const BootstrapSettings& bootstrap) {
   for (double v : values) LRB_CHECK(std::isfinite(v), "describe: non-finite value in a cell");
+  return describe(values, bootstrap_mean(values, bootstrap));
+}
+
+CellSummary describe(const std::vector<double>& values, BootstrapInterval bootstrap) {
+  for (double v : values) LRB_CHECK(std::isfinite(v), "describe: non-finite value in a cell");
   CellSummary s;
   s.n = values.size();
   s.confidence = bootstrap.confidence;
-  s.bootstrap = bootstrap_mean(values, bootstrap);
+  s.bootstrap = std::move(bootstrap);
   if (values.empty()) return s;
 
   std::vector<double> sorted = values;
@@ -27,7 +33,7 @@ CellSummary describe(const std::vector<double>& values, const BootstrapSettings&
   s.min = sorted.front();
   s.max = sorted.back();
 
-  const TTest t = t_test_one_sample(values, bootstrap.confidence);
+  const TTest t = t_test_one_sample(values, s.confidence);
   if (values.size() >= 2) {
     s.std = sample_std(values);
     s.sem = t.std_error;

@@ -26,5 +26,7 @@ struct CellSummary {
 // q1/q3: numpy's linear quantile; iqm: scipy.stats.trim_mean(values, 0.25).
 // Non-finite values are a caller bug (a failed run is not a value).
 CellSummary describe(const std::vector<double>& values, const BootstrapSettings& bootstrap = {});
+// The same with the bootstrap of `values` done already (bootstrap_means, many cells at once).
+CellSummary describe(const std::vector<double>& values, BootstrapInterval bootstrap);
 
 }  // namespace lrb::stats

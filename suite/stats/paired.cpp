@@ -1,6 +1,7 @@
 #include "suite/stats/paired.h"
 
 #include <cmath>
+#include <utility>
 
 #include "suite/core/errors.h"
 
@@ -32,8 +33,13 @@ SeedPairing pair_by_seed(const SeedValues& a, const SeedValues& b) {
 }
 
 PairedComparison compare_paired(const SeedValues& a, const SeedValues& b, const PairedSettings& settings) {
-  PairedComparison r;
   SeedPairing p = pair_by_seed(a, b);
+  BootstrapInterval bootstrap = bootstrap_mean(p.differences, settings.bootstrap);
+  return compare_paired(std::move(p), std::move(bootstrap), settings);
+}
+
+PairedComparison compare_paired(SeedPairing p, BootstrapInterval bootstrap, const PairedSettings& settings) {
+  PairedComparison r;
   r.seeds = std::move(p.seeds);
   r.differences = std::move(p.differences);
   r.only_a = std::move(p.only_a);
@@ -41,7 +47,7 @@ PairedComparison compare_paired(const SeedValues& a, const SeedValues& b, const 
   r.n_pairs = r.differences.size();
   const double confidence = settings.bootstrap.confidence;
   r.t = t_test_one_sample(r.differences, confidence);
-  r.bootstrap = bootstrap_mean(r.differences, settings.bootstrap);
+  r.bootstrap = std::move(bootstrap);
   r.wilcoxon = wilcoxon_signed_rank(r.differences, settings.wilcoxon);
   if (r.n_pairs == 0) return r;
 

@@ -52,6 +52,9 @@ struct SeedPairing {
 SeedPairing pair_by_seed(const SeedValues& a, const SeedValues& b);
 
 PairedComparison compare_paired(const SeedValues& a, const SeedValues& b, const PairedSettings& settings = {});
+// The same from the pairing, with the bootstrap of its differences done already
+// (bootstrap_means, many comparisons at once); settings.bootstrap is not used.
+PairedComparison compare_paired(SeedPairing pairing, BootstrapInterval bootstrap, const PairedSettings& settings = {});
 
 // Unpaired contrast (all of A's values against all of B's, Welch): what one would get
 // without using the seed pairing. Shown beside the paired test, never instead of it.

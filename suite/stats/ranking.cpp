@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include "suite/core/errors.h"
+#include "suite/core/parallel_for.h"
 #include "suite/core/seeds.h"
 #include "suite/stats/t_tests.h"
 #include "suite/stats/wilcoxon.h"
@@ -151,8 +155,8 @@ OverallRanking rank_across_tasks(const std::vector<TaskScores>& tasks, const Ran
   // Dense per-task tables: model × seed (union of the task's seeds), with presence flags.
   struct Table {
     std::vector<std::int64_t> seeds;
-    std::vector<double> value;  // n_models × seeds
-    std::vector<char> has;
+    std::vector<double> value_by_seed;  // seeds × n_models
+    std::vector<char> has_by_seed;
     std::vector<double> means;  // observed, per model
   };
   std::vector<Table> tables(n_tasks);
@@ -167,15 +171,15 @@ OverallRanking rank_across_tasks(const std::vector<TaskScores>& tasks, const Ran
     }
     tab.seeds.assign(seeds.begin(), seeds.end());
     const std::size_t ns = tab.seeds.size();
-    tab.value.assign(n_models * ns, 0.0);
-    tab.has.assign(n_models * ns, 0);
+    tab.value_by_seed.assign(ns * n_models, 0.0);
+    tab.has_by_seed.assign(ns * n_models, 0);
     for (std::size_t m = 0; m < n_models; ++m) {
       const SeedValues& sv = tasks[t].models.at(model_names[m]);
       for (std::size_t s = 0; s < ns; ++s) {
         const auto it = sv.find(tab.seeds[s]);
         if (it != sv.end()) {
-          tab.value[m * ns + s] = it->second;
-          tab.has[m * ns + s] = 1;
+          tab.value_by_seed[s * n_models + m] = it->second;
+          tab.has_by_seed[s * n_models + m] = 1;
         }
       }
       tab.means.push_back(mean(values_of(sv)));
@@ -196,43 +200,95 @@ OverallRanking rank_across_tasks(const std::vector<TaskScores>& tasks, const Ran
     out.models.push_back(std::move(om));
   }
 
-  // Stratified bootstrap over seeds.
+  // Stratified bootstrap over seeds. The draws come from one stream in (resample, task)
+  // order, so they are drawn a block of resamples at a time, the next block while this
+  // one's resamples are scored on every core; each resample's figures depend only on its
+  // own draws.
   const std::size_t B = settings.bootstrap.resamples;
-  std::vector<std::vector<double>> rank_b(n_models), iqm_b(n_models);
+  std::vector<std::size_t> draw_offset(n_tasks + 1, 0);  // of task t's draws within one resample's
+  for (std::size_t t = 0; t < n_tasks; ++t) draw_offset[t + 1] = draw_offset[t] + tables[t].seeds.size();
+  const std::size_t draws_per_resample = draw_offset[n_tasks];
+  // About 4 MiB of draws per block, at least one resample.
+  const std::size_t block = std::max<std::size_t>(1, (std::size_t{1} << 20) / std::max<std::size_t>(1, draws_per_resample));
+  std::vector<std::uint32_t> draws(std::min(block, B) * draws_per_resample), next_draws(draws.size());
+  std::vector<double> rank_of(B * n_models), iqm_of(B * n_models);  // resample-major
+  std::vector<char> has_iqm(B, 0);  // some task normalised in that resample (then every model has a score)
   Rng rng(settings.bootstrap.seed);
-  std::vector<double> means_b(n_models);
-  std::vector<std::size_t> draw;
-  for (std::size_t b = 0; b < B; ++b) {
-    std::fill(rank_sum.begin(), rank_sum.end(), 0.0);
-    for (auto& s : scores) s.clear();
-    for (std::size_t t = 0; t < n_tasks; ++t) {
-      const Table& tab = tables[t];
-      const std::size_t ns = tab.seeds.size();
-      draw.resize(ns);
-      for (auto& d : draw) d = static_cast<std::size_t>(rng.below(ns));
-      for (std::size_t m = 0; m < n_models; ++m) {
-        double sum = 0.0;
-        std::size_t cnt = 0;
-        for (std::size_t d : draw) {
-          if (tab.has[m * ns + d]) {
-            sum += tab.value[m * ns + d];
-            ++cnt;
+  const auto draw_block = [&](std::size_t first, std::vector<std::uint32_t>& into) {
+    for (std::size_t b = 0; b < std::min(block, B - first); ++b)
+      for (std::size_t t = 0; t < n_tasks; ++t) {
+        const std::size_t ns = tables[t].seeds.size();
+        std::uint32_t* d = into.data() + b * draws_per_resample + draw_offset[t];
+        for (std::size_t j = 0; j < ns; ++j) d[j] = static_cast<std::uint32_t>(rng.below(ns));
+      }
+  };
+  draw_block(0, draws);
+  for (std::size_t first = 0; first < B; first += block) {
+    const std::size_t rows = std::min(block, B - first);
+    const bool more = first + block < B;
+    std::thread drawer;
+    if (more) {
+      try {
+        drawer = std::thread(draw_block, first + block, std::ref(next_draws));
+      } catch (const std::system_error&) {  // no thread to be had: drawn below, after scoring
+      }
+    }
+    const auto draw_rest = [&] {
+      if (drawer.joinable())
+        drawer.join();
+      else if (more)
+        draw_block(first + block, next_draws);
+    };
+    try {
+      parallel_for(rows, [&](std::size_t b) {
+        std::vector<double> rank_sum_b(n_models, 0.0), means_b(n_models), sum(n_models);
+        std::vector<std::size_t> cnt(n_models);
+        std::vector<std::vector<double>> scores_b(n_models);
+        for (std::size_t t = 0; t < n_tasks; ++t) {
+          const Table& tab = tables[t];
+          const std::size_t ns = tab.seeds.size();
+          const std::uint32_t* d = draws.data() + b * draws_per_resample + draw_offset[t];
+          // Every model's sum in draw order, the models side by side (seed-major table).
+          std::fill(sum.begin(), sum.end(), 0.0);
+          std::fill(cnt.begin(), cnt.end(), 0);
+          for (std::size_t j = 0; j < ns; ++j) {
+            const double* v = tab.value_by_seed.data() + d[j] * n_models;
+            const char* h = tab.has_by_seed.data() + d[j] * n_models;
+            for (std::size_t m = 0; m < n_models; ++m)
+              if (h[m]) {
+                sum[m] += v[m];
+                ++cnt[m];
+              }
+          }
+          for (std::size_t m = 0; m < n_models; ++m)
+            means_b[m] = cnt[m] > 0 ? sum[m] / static_cast<double>(cnt[m]) : tab.means[m];
+          const std::vector<double> ranks = ranks_of(means_b, hib);
+          for (std::size_t m = 0; m < n_models; ++m) rank_sum_b[m] += ranks[m];
+          const std::vector<double> norm = normalised(means_b, hib);
+          if (!norm.empty()) {
+            for (std::size_t m = 0; m < n_models; ++m) scores_b[m].push_back(norm[m]);
           }
         }
-        means_b[m] = cnt > 0 ? sum / static_cast<double>(cnt) : tab.means[m];
-      }
-      const std::vector<double> ranks = ranks_of(means_b, hib);
-      for (std::size_t m = 0; m < n_models; ++m) rank_sum[m] += ranks[m];
-      const std::vector<double> norm = normalised(means_b, hib);
-      if (!norm.empty()) {
-        for (std::size_t m = 0; m < n_models; ++m) scores[m].push_back(norm[m]);
-      }
+        const std::size_t at = (first + b) * n_models;
+        for (std::size_t m = 0; m < n_models; ++m) rank_of[at + m] = rank_sum_b[m] / static_cast<double>(n_tasks);
+        if (!scores_b.front().empty()) {
+          has_iqm[first + b] = 1;
+          for (std::size_t m = 0; m < n_models; ++m) iqm_of[at + m] = trim_mean(scores_b[m], 0.25);
+        }
+      });
+    } catch (...) {
+      draw_rest();
+      throw;
     }
-    for (std::size_t m = 0; m < n_models; ++m) {
-      rank_b[m].push_back(rank_sum[m] / static_cast<double>(n_tasks));
-      if (!scores[m].empty()) iqm_b[m].push_back(trim_mean(scores[m], 0.25));
-    }
+    draw_rest();
+    std::swap(draws, next_draws);
   }
+  std::vector<std::vector<double>> rank_b(n_models), iqm_b(n_models);
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t m = 0; m < n_models; ++m) {
+      rank_b[m].push_back(rank_of[b * n_models + m]);
+      if (has_iqm[b]) iqm_b[m].push_back(iqm_of[b * n_models + m]);
+    }
   for (std::size_t m = 0; m < n_models; ++m) {
     out.models[m].mean_rank_ci = percentile_interval(std::move(rank_b[m]), settings.bootstrap.confidence);
     out.models[m].normalised_iqm_ci = percentile_interval(std::move(iqm_b[m]), settings.bootstrap.confidence);

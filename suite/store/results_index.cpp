@@ -18,7 +18,9 @@
 #include "suite/core/file_digest.h"
 #include "suite/core/files.h"
 #include "suite/core/mapped_file.h"
+#include "suite/core/parallel_for.h"
 #include "suite/core/version.h"
+#include "suite/store/index_payload.h"
 #include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
 #include "suite/store/text_dataset.h"
@@ -177,24 +179,11 @@ json pick_keys(const json& from, const char* const (&keys)[N]) {
   return out;
 }
 
-std::string view_payload(const RunRecord& view) {
-  json j = {{"spec", view.spec}, {"error", view.error}, {"metrics", view.metrics}, {"curves", view.curves},
-            {"provenance", view.provenance}, {"records", view.records}};
-  const std::vector<std::uint8_t> cbor = json::to_cbor(j);
-  return std::string(cbor.begin(), cbor.end());
-}
-
 RunRecord record_from_payload(const Entry& e) {
   RunRecord r;
   r.key = std::string(e.name.substr(0, e.name.size() - 3));  // runs/<key>.h5
   r.status = e.status;
-  json j = json::from_cbor(e.payload.begin(), e.payload.end());
-  r.spec = std::move(j.at("spec"));
-  r.error = j.at("error").get<std::string>();
-  for (auto& [name, value] : j.at("metrics").items()) r.metrics.emplace(name, value.get<double>());
-  for (auto& [name, values] : j.at("curves").items()) r.curves.emplace(name, values.get<std::vector<double>>());
-  r.provenance = std::move(j.at("provenance"));
-  r.records = std::move(j.at("records"));
+  decode_view_payload(e.payload, r);
   return r;
 }
 
@@ -278,29 +267,42 @@ ResultsScan scan_runs_indexed(const fs::path& dir, IndexRefresh& refresh, IndexO
   if (!options.rebuild) old = read_index(dir, refresh.ignored);
   const std::vector<RunFileName> files = list_run_files(runs);
 
+  // The entries still valid, decoded first on every core: decoding is most of reading a
+  // large folder through its index. One that does not decode stays empty (its file is read).
+  std::vector<const Entry*> known_of(files.size(), nullptr);
+  std::vector<std::optional<RunRecord>> decoded(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (old && files[i].sig) known_of[i] = old->find(files[i].name);
+  if (options.records)
+    parallel_for(files.size(), [&](std::size_t i) {
+      const Entry* known = known_of[i];
+      if (known == nullptr || known->sig != *files[i].sig || known->kind != Kind::Run) return;
+      try {
+        decoded[i] = record_from_payload(*known);
+      } catch (const std::exception&) {  // sealed but not decodable (written by a faulty writer)
+      }
+    });
+
   std::vector<Entry> entries;
   entries.reserve(files.size());
   std::size_t replaced = 0;  // entries of files changed since
   std::deque<std::string> fresh_payloads;  // owns what fresh entries point to; never moves them
-  for (const RunFileName& f : files) {
-    const Entry* known = (old && f.sig) ? old->find(f.name) : nullptr;
+  if (options.records) out.runs.reserve(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const RunFileName& f = files[i];
+    const Entry* known = known_of[i];
     if (known != nullptr && known->sig != *f.sig) ++replaced;
-    std::optional<RunRecord> decoded;
-    if (known != nullptr && known->sig == *f.sig && known->kind == Kind::Run && options.records) {
-      try {
-        decoded = record_from_payload(*known);
-      } catch (const std::exception&) {  // sealed but not decodable (written by a faulty writer): read the file
-        ++replaced;
-        known = nullptr;
-      }
+    if (known != nullptr && known->sig == *f.sig && known->kind == Kind::Run && options.records && !decoded[i]) {
+      ++replaced;  // not decodable: read the file
+      known = nullptr;
     }
     if (known != nullptr && known->sig == *f.sig) {
       ++refresh.reused;
       entries.push_back(*known);
       if (known->kind == Kind::Bad)
         out.bad.push_back({runs / f.name, std::string(known->payload)});
-      else if (decoded)
-        out.runs.push_back(std::move(*decoded));
+      else if (decoded[i])
+        out.runs.push_back(std::move(*decoded[i]));
       else
         ++refresh.runs;
     } else {
@@ -311,7 +313,7 @@ ResultsScan scan_runs_indexed(const fs::path& dir, IndexRefresh& refresh, IndexO
         RunRecord view = index_view(std::move(*check.record));
         e.status = view.status;
         e.steps_done = steps_of(view);
-        fresh_payloads.push_back(view_payload(view));
+        fresh_payloads.push_back(encode_view_payload(view));
         if (options.records)
           out.runs.push_back(std::move(view));
         else

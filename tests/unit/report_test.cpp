@@ -253,7 +253,7 @@ TEST_F(ReportTest, LeaderboardRanksAcrossTasksAndShowsFailures) {
   // bigbird ran only on listops: left out of the ranking across tasks, and said so.
   EXPECT_TRUE(contains(out, "left out (not on every task): bigbird")) << out;
   EXPECT_TRUE(contains(out, "across tasks — mean rank and normalised score")) << out;
-  const auto& overall = r.data.at("overall").at("models");
+  const auto& overall = r.data().at("overall").at("models");
   ASSERT_EQ(overall.size(), 2u);
   // linear wins listops, transformer text at 128, 256 and 512, and 1024 is a tie: mean ranks 1.3 and 1.7.
   EXPECT_EQ(overall[0].at("model"), "transformer");

@@ -8,6 +8,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <sstream>
 
@@ -17,6 +18,7 @@
 #include "suite/report/report_builder.h"
 #include "suite/report/report_input.h"
 #include "suite/report/sinks.h"
+#include "suite/store/index_payload.h"
 #include "suite/store/results_index.h"
 #include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
@@ -68,6 +70,79 @@ void expect_same_view(const RunRecord& got, const RunRecord& want) {
   ASSERT_EQ(got.metrics.size(), want.metrics.size());
   for (const auto& [name, v] : want.metrics) EXPECT_TRUE(same_bits(got.metrics.at(name), v)) << name;
   EXPECT_EQ(got.curves, want.curves);
+}
+
+// The same document to the number types (unsigned, signed, float), which a report's labels
+// and cell ids print.
+void expect_same_json(const json& got, const json& want, const std::string& where) {
+  ASSERT_EQ(got.type(), want.type()) << where;
+  if (got.is_object()) {
+    ASSERT_EQ(got.size(), want.size()) << where;
+    for (auto it = want.begin(); it != want.end(); ++it) {
+      ASSERT_TRUE(got.contains(it.key())) << where << "/" << it.key();
+      expect_same_json(got.at(it.key()), it.value(), where + "/" + it.key());
+    }
+  } else if (got.is_array()) {
+    ASSERT_EQ(got.size(), want.size()) << where;
+    for (std::size_t i = 0; i < got.size(); ++i) expect_same_json(got[i], want[i], where + "/" + std::to_string(i));
+  } else if (got.is_number_float()) {
+    EXPECT_TRUE(same_bits(got.get<double>(), want.get<double>())) << where;
+  } else {
+    EXPECT_EQ(got, want) << where;
+  }
+}
+
+// decode_view_payload reads what json::from_cbor reads, field by field, and refuses what a
+// view cannot be.
+TEST(ResultsIndexPayload, DecodesAsTheWholeDocumentWould) {
+  RunRecord view;
+  view.spec = {{"base_seed", 1},
+               {"model", {{"name", "maelre"}, {"options", {{"depth", 2}, {"dropout", 0.1}, {"shift", -3}, {"tied", true}}}}},
+               {"task", {{"name", "listops"}, {"options", {{"metrics", "accuracy,macro_f1"}, {"none", nullptr}}}, {"seq_len", 784}}},
+               {"train", {{"lr", 1e-3}, {"steps", 300}, {"milestones", json::array({100, 200})}, {"big", 18446744073709551615ull}}},
+               {"seed_index", 6}};
+  view.error = "out of memory";
+  view.metrics = {{"eval_accuracy", 0.8125}, {"eval_loss", std::nan("")}, {"params", 1.5e6}, {"steps_done", 300},
+                  {"peak_bytes", 1.0e30}, {"tiny", -0.0}};
+  view.curves = {{"variant.full.step_seconds", {0.5, 0.25}}, {"variant.sparse.step_seconds", {}}};
+  view.provenance = {{"git_revision", "f78000a5485af80daa56307703147125a1f3547b"}, {"git_dirty", false}, {"threads", 4}};
+  view.records = {{"task", {{"metrics", json::array({"accuracy", "macro_f1"})}, {"num_classes", 10}}},
+                  {"probes", json::array()}};
+  const std::string payload = encode_view_payload(view);
+
+  const json whole = json::from_cbor(payload.begin(), payload.end());
+  RunRecord got;
+  decode_view_payload(payload, got);
+  expect_same_json(got.spec, whole.at("spec"), "spec");
+  expect_same_json(got.provenance, whole.at("provenance"), "provenance");
+  expect_same_json(got.records, whole.at("records"), "records");
+  EXPECT_EQ(got.error, whole.at("error").get<std::string>());
+  ASSERT_EQ(got.metrics.size(), whole.at("metrics").size());
+  for (const auto& [name, v] : whole.at("metrics").items()) EXPECT_TRUE(same_bits(got.metrics.at(name), v.get<double>())) << name;
+  EXPECT_EQ(got.curves, view.curves);
+
+  const auto refused = [](const json& doc) {
+    const std::vector<std::uint8_t> cbor = json::to_cbor(doc);
+    RunRecord r;
+    EXPECT_THROW(decode_view_payload(std::string(cbor.begin(), cbor.end()), r), std::exception) << doc.dump();
+  };
+  json doc = json::from_cbor(payload.begin(), payload.end());
+  json missing = doc;
+  missing.erase("records");
+  refused(missing);
+  json text_metric = doc;
+  text_metric["metrics"]["eval_accuracy"] = "high";
+  refused(text_metric);
+  json nested_metric = doc;
+  nested_metric["metrics"]["eval_accuracy"] = json::array({0.5});
+  refused(nested_metric);
+  json bad_error = doc;
+  bad_error["error"] = 3;
+  refused(bad_error);
+  refused(json::array({doc}));
+  RunRecord r;
+  EXPECT_THROW(decode_view_payload(payload.substr(0, payload.size() / 2), r), std::exception);
+  EXPECT_THROW(decode_view_payload(payload + "x", r), std::exception);
 }
 
 class ResultsIndex : public ::testing::Test {

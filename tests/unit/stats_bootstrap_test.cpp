@@ -98,5 +98,48 @@ TEST(StatsBootstrap, TooFewValuesGiveNoInterval) {
   EXPECT_FALSE(bootstrap_mean(std::vector<double>{}).bca);
 }
 
+void expect_same(const std::optional<Interval>& a, const std::optional<Interval>& b) {
+  ASSERT_EQ(a.has_value(), b.has_value());
+  if (a) {
+    EXPECT_EQ(a->lo, b->lo);
+    EXPECT_EQ(a->hi, b->hi);
+  }
+}
+
+// Many samples at once (sizes shared and not, a constant one, resamples in no round number
+// of blocks) give each sample's own bootstrap to the last bit.
+TEST(StatsBootstrap, ManyAtOnceEqualOneAtATime) {
+  std::vector<std::vector<double>> samples;
+  std::uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(state >> 11) * 0x1.0p-53;
+  };
+  for (std::size_t n : {0, 1, 2, 3, 5, 5, 5, 7, 40, 40, 300}) {
+    std::vector<double> x(n);
+    for (double& v : x) v = 0.6 + 0.2 * next();
+    samples.push_back(std::move(x));
+  }
+  samples.push_back(std::vector<double>(6, 0.25));
+  BootstrapSettings s;
+  s.resamples = 1003;
+  s.seed = 7;
+  const std::vector<BootstrapInterval> many = bootstrap_means(samples, s);
+  ASSERT_EQ(many.size(), samples.size());
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    SCOPED_TRACE("sample " + std::to_string(k) + " of size " + std::to_string(samples[k].size()));
+    const BootstrapInterval one = bootstrap_mean(samples[k], s);
+    EXPECT_EQ(many[k].n, one.n);
+    EXPECT_EQ(many[k].resamples, one.resamples);
+    EXPECT_EQ(many[k].seed, one.seed);
+    EXPECT_EQ(many[k].confidence, one.confidence);
+    expect_same(many[k].percentile, one.percentile);
+    expect_same(many[k].bca, one.bca);
+    EXPECT_EQ(many[k].bias_correction, one.bias_correction);
+    EXPECT_EQ(many[k].acceleration, one.acceleration);
+    EXPECT_EQ(many[k].std_error, one.std_error);
+  }
+}
+
 }  // namespace
 }  // namespace lrb::stats
