@@ -10,8 +10,7 @@
 namespace lrb::stats {
 
 CellSummary describe(const std::vector<double>& values, const BootstrapSettings& bootstrap) {
-  for (double v : values) LRB_CHECK(std::isfinite(v), "describe: non-finite value in a cell");
-  return describe(values, bootstrap_mean(values, bootstrap));
+  return describe(values, bootstrap_mean(values, bootstrap));  // the overload below checks the values
 }
 
 CellSummary describe(const std::vector<double>& values, BootstrapInterval bootstrap) {
