@@ -1,5 +1,6 @@
 # `cmake --install build --prefix P` installs:
-#   P/bin/lrbench, P/bin/lrbench-core       the program (the launcher and what it starts)
+#   P/bin/lrbench, P/bin/lrbench-core       the program (the launcher and what it starts;
+#   P/bin/lrbench-results                   for the results commands, the same without LibTorch)
 #   P/lib/liblrb_core.a, liblrb_store.a ... the libraries of the folders (cmake/layers.cmake)
 #   P/lib/lrbench/objects/...               the self-registering folders (commands, report
 #                                           formats, kernels, models, tasks) and main():
@@ -39,7 +40,7 @@ install(TARGETS lrb_core_usage ${lrb_layer_libraries} lrb_plugins lrb_main lrb_f
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/lrbench/objects)
-install(TARGETS lrbench-core RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS lrbench-core lrbench-results RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY suite workloads baselines DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")
 install(EXPORT lrbenchTargets NAMESPACE lrbench:: DESTINATION ${LRB_INSTALL_CMAKEDIR})

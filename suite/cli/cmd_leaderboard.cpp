@@ -8,6 +8,7 @@
 #include "suite/cli/command.h"
 #include "suite/cli/report_args.h"
 #include "suite/core/exit_codes.h"
+#include "suite/core/keep_until_exit.h"
 #include "suite/report/report_builder.h"
 
 namespace lrb {
@@ -26,7 +27,9 @@ void add_leaderboard_command(CLI::App& app, CommandResult& result) {
   add_report_args(cmd, a->report, false);
   cmd->callback([a, &result] {
     std::vector<std::filesystem::path> dirs(a->dirs.begin(), a->dirs.end());
-    const Report r = build_leaderboard(load_report_input(dirs), a->report.options());
+    // Both freed by the exit, not one allocation at a time (keep_until_exit.h).
+    const ReportInput& input = keep_until_exit(load_report_input(dirs));
+    const Report& r = keep_until_exit(build_leaderboard(input, a->report.options()));
     emit_report(r, a->report);
     result.exit_code = kExitDone;
   });

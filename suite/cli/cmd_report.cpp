@@ -6,6 +6,7 @@
 #include "suite/cli/command.h"
 #include "suite/cli/report_args.h"
 #include "suite/core/exit_codes.h"
+#include "suite/core/keep_until_exit.h"
 #include "suite/report/report_builder.h"
 
 namespace lrb {
@@ -23,7 +24,9 @@ void add_report_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("dir", a->dir, "results folder")->required()->check(CLI::ExistingDirectory);
   add_report_args(cmd, a->report, true);
   cmd->callback([a, &result] {
-    const Report r = build_report(load_report_input({a->dir}), a->report.options());
+    // Both freed by the exit, not one allocation at a time (keep_until_exit.h).
+    const ReportInput& in = keep_until_exit(load_report_input({a->dir}));
+    const Report& r = keep_until_exit(build_report(in, a->report.options()));
     emit_report(r, a->report);
     result.exit_code = kExitDone;
   });

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include "suite/config/expand.h"
@@ -95,6 +97,17 @@ std::string device_of(const RunRecord& r) {
   return d;
 }
 
+// Whether revision_of and device_of would give a and b the same labels.
+bool same_revision_and_device(const RunRecord& a, const RunRecord& b) {
+  const auto same = [](const nlohmann::json& x, const nlohmann::json& y, const char* key) {
+    const auto i = x.find(key), j = y.find(key);
+    return (i == x.end()) == (j == y.end()) && (i == x.end() || *i == *j);
+  };
+  for (const char* key : {"git_revision", "git_dirty", "device_name", "gpu_name"})
+    if (!same(a.provenance, b.provenance, key)) return false;
+  return same(a.spec, b.spec, "device");
+}
+
 }  // namespace
 
 std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::string& metric) {
@@ -108,11 +121,15 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
   std::vector<std::size_t> setting_of(runs.size());
   std::vector<const RunRecord*> settings;  // the first run of each
   {
-    std::unordered_map<std::string, std::size_t> setting_index;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
+    // Writing the keys is a walk through every run's spec: on every core.
+    std::vector<std::string> keys(runs.size());
+    parallel_for(runs.size(), [&](std::size_t i) {
       const nlohmann::json& s = runs[i].spec;
-      const std::string key = s.at("task").dump() + '\n' + s.at("model").dump() + '\n' + s.at("train").dump();
-      const auto [it, fresh] = setting_index.emplace(key, settings.size());
+      keys[i] = s.at("task").dump() + '\n' + s.at("model").dump() + '\n' + s.at("train").dump();
+    });
+    std::unordered_map<std::string_view, std::size_t> setting_index;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const auto [it, fresh] = setting_index.emplace(keys[i], settings.size());
       if (fresh) settings.push_back(&runs[i]);
       setting_of[i] = it->second;
     }
@@ -195,19 +212,34 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
     std::unordered_map<std::int64_t, const std::string*> run_of_seed;  // the run of each seed
     // A value per run at most: reserved, not grown (a million of them at 100,000 runs).
     const std::size_t most = runs_of_cell[c].size();
+    cell.run_keys.reserve(most);
     cell.values.reserve(most);
     cell.chance.reserve(most);
     for (const auto& em : efficiency_metrics()) cell.efficiency[em.name].reserve(most);
+    const RunRecord* labelled = nullptr;  // the last run whose revision and device were taken
     for (const RunRecord* run : runs_of_cell[c]) {
       const RunRecord& r = *run;
       const auto seed = r.spec.at("seed_index").get<std::int64_t>();
       if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
         cell.threads.insert(r.provenance.at("threads").get<int>());
-      if (const std::string rev = revision_of(r); !rev.empty()) cell.revisions.insert(rev);
-      cell.devices.insert(device_of(r));
+      // Runs of a cell nearly always share both: labels are built only where one differs.
+      if (labelled == nullptr || !same_revision_and_device(*labelled, r)) {
+        if (const std::string rev = revision_of(r); !rev.empty()) cell.revisions.insert(rev);
+        cell.devices.insert(device_of(r));
+        labelled = &r;
+      }
 
+      // This run's index in run_keys, added there when it gives its first value.
+      std::optional<std::uint32_t> key_index;
+      const auto run_key = [&] {
+        if (!key_index) {
+          key_index = static_cast<std::uint32_t>(cell.run_keys.size());
+          cell.run_keys.push_back(r.key);
+        }
+        return *key_index;
+      };
       if (auto ch = r.metrics.find("eval_chance"); ch != r.metrics.end() && std::isfinite(ch->second))
-        cell.chance.push_back({seed, ch->second, r.key});
+        cell.chance.push_back({seed, ch->second, run_key()});
       // One run per seed and cell: two would be the same seed twice (another device, say).
       // Every run past this check becomes a value or a problem of the cell.
       if (const auto [first, fresh] = run_of_seed.emplace(seed, &r.key); !fresh) {
@@ -223,7 +255,7 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
       }
       for (const auto& em : efficiency_metrics()) {
         auto ev = r.metrics.find(em.name);
-        if (ev != r.metrics.end() && std::isfinite(ev->second)) cell.efficiency[em.name].push_back({seed, ev->second, r.key});
+        if (ev != r.metrics.end() && std::isfinite(ev->second)) cell.efficiency[em.name].push_back({seed, ev->second, run_key()});
       }
       auto mv = r.metrics.find(cell.metric);
       if (mv == r.metrics.end() || !std::isfinite(mv->second)) {
@@ -232,7 +264,7 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
                                  mv == r.metrics.end() ? "no " + cell.metric + " recorded" : cell.metric + " is not finite"});
         continue;
       }
-      cell.values.push_back({seed, mv->second, r.key});
+      cell.values.push_back({seed, mv->second, run_key()});
     }
   });
   const auto by_seed = [](const auto& a, const auto& b) { return a.seed < b.seed; };

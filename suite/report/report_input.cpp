@@ -1,8 +1,10 @@
 #include "suite/report/report_input.h"
 
-#include <map>
+#include <algorithm>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "suite/core/errors.h"
 #include "suite/core/files.h"
@@ -34,45 +36,68 @@ ResultsScan read_results(const std::filesystem::path& dir, std::vector<std::stri
 
 ReportInput load_report_input(const std::vector<std::filesystem::path>& dirs) {
   ReportInput in;
-  std::map<std::string, std::size_t> by_key;
+  std::vector<ResultsScan> scans;
+  std::vector<std::optional<SweepManifest>> manifests;
+  std::vector<std::vector<std::string>> notes(dirs.size());  // each folder's, in the folders' order
+  std::size_t total = 0;
   for (const auto& dir : dirs) {
     in.sources.push_back(dir.string());
-    ResultsScan scan = read_results(dir, in.notes);
+    scans.push_back(read_results(dir, notes[scans.size()]));
+    manifests.push_back(read_sweep_manifest(dir));
+    total += scans.back().runs.size();
+  }
+  // Reserved once, so that the keys by_key views never move. A key found twice is one
+  // experiment: one of its runs counts.
+  in.runs.reserve(total);
+  std::unordered_map<std::string_view, std::size_t> by_key;
+  by_key.reserve(total);
+  for (std::size_t d = 0; d < dirs.size(); ++d) {
+    const std::string folder = dirs[d].string();
+    ResultsScan& scan = scans[d];
+    in.notes.insert(in.notes.end(), notes[d].begin(), notes[d].end());
     std::set<std::string> sweeps;  // the sweeps the runs say they belong to
-    std::set<std::string> keys;
     for (const auto& r : scan.runs) {
-      keys.insert(r.key);
-      if (r.provenance.is_object() && r.provenance.contains("sweep") && r.provenance.at("sweep").is_string())
-        sweeps.insert(r.provenance.at("sweep").get<std::string>());
+      const auto sweep = r.provenance.is_object() ? r.provenance.find("sweep") : r.provenance.end();
+      if (sweep != r.provenance.end() && sweep->is_string() && !sweeps.count(sweep->get_ref<const std::string&>()))
+        sweeps.insert(sweep->get<std::string>());
     }
     if (sweeps.size() > 1)
-      in.notes.push_back(dir.string() + " holds the runs of " + std::to_string(sweeps.size()) + " different sweeps (" +
+      in.notes.push_back(folder + " holds the runs of " + std::to_string(sweeps.size()) + " different sweeps (" +
                          join(std::vector<std::string>(sweeps.begin(), sweeps.end()), ", ") +
                          "), mixed in these tables; write each sweep to its own --out folder");
-    in.runs.reserve(in.runs.size() + scan.runs.size());
+    std::string strangers_note;  // said after the duplicates, as the runs are counted first
+    if (const auto& manifest = manifests[d]) {
+      std::vector<std::string_view> listed(manifest->runs.begin(), manifest->runs.end());
+      std::sort(listed.begin(), listed.end());
+      std::set<std::string_view> strangers;  // each key once, however often it occurs
+      for (const auto& r : scan.runs)
+        if (!std::binary_search(listed.begin(), listed.end(), std::string_view(r.key))) strangers.insert(r.key);
+      if (!strangers.empty())
+        strangers_note = std::to_string(strangers.size()) + " run(s) in " + folder + " are not runs of the sweep '" +
+                         manifest->sweep + "' its sweep.json lists (another sweep, or an earlier "
+                         "version of this one), and are shown with it";
+    }
     for (auto& r : scan.runs) {
-      auto [it, fresh] = by_key.emplace(r.key, in.runs.size());
-      if (fresh) {
+      const auto known = by_key.find(r.key);
+      if (known == by_key.end()) {
         in.runs.push_back(std::move(r));
+        by_key.emplace(in.runs.back().key, in.runs.size() - 1);
         continue;
       }
       // Same key, same experiment: one of them counts. An ok run beats a failed attempt.
-      RunRecord& kept = in.runs[it->second];
-      in.notes.push_back("run " + r.key.substr(0, 12) + " is in more than one folder (" + dir.string() + "); counted once");
-      if (kept.status != RunStatus::Ok && r.status == RunStatus::Ok) kept = std::move(r);
+      const std::size_t kept = known->second;
+      in.notes.push_back("run " + r.key.substr(0, 12) + " is in more than one folder (" + folder + "); counted once");
+      if (in.runs[kept].status != RunStatus::Ok && r.status == RunStatus::Ok) {
+        by_key.erase(known);  // it views the key about to be replaced
+        in.runs[kept] = std::move(r);
+        by_key.emplace(in.runs[kept].key, kept);
+      }
     }
+    if (!strangers_note.empty()) in.notes.push_back(strangers_note);
     for (auto& b : scan.bad) in.bad.push_back(std::move(b));
-    const std::optional<SweepManifest> manifest = read_sweep_manifest(dir);
-    if (!manifest) continue;
-    const std::set<std::string> listed(manifest->runs.begin(), manifest->runs.end());
-    std::size_t strangers = 0;
-    for (const auto& k : keys) strangers += listed.count(k) == 0;
-    if (strangers > 0)
-      in.notes.push_back(std::to_string(strangers) + " run(s) in " + dir.string() + " are not runs of the sweep '" +
-                         manifest->sweep + "' its sweep.json lists (another sweep, or an earlier "
-                         "version of this one), and are shown with it");
-    for (const auto& s : manifest->skipped) in.skipped.push_back(s.what + ": " + s.reason);
-    for (const auto& claim : manifest->claims) {
+    if (!manifests[d]) continue;
+    for (const auto& s : manifests[d]->skipped) in.skipped.push_back(s.what + ": " + s.reason);
+    for (const auto& claim : manifests[d]->claims) {
       // The same claim from two folders (a sweep resumed elsewhere) counts once.
       bool seen = false;
       for (const auto& k : in.claims) seen = seen || k.to_json() == claim.to_json();

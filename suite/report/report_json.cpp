@@ -13,9 +13,9 @@ using json = nlohmann::json;
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 json opt(const std::optional<stats::Interval>& i) { return i ? json::array({i->lo, i->hi}) : json(nullptr); }
 
-json seed_values(const std::vector<SeedValue>& v) {
+json seed_values(const Cell& c, const std::vector<SeedValue>& v) {
   json out = json::array();
-  for (const auto& sv : v) out.push_back({{"seed", sv.seed}, {"value", sv.value}, {"run", sv.run}});
+  for (const auto& sv : v) out.push_back({{"seed", sv.seed}, {"value", sv.value}, {"run", c.run_keys.at(sv.run)}});
   return out;
 }
 
@@ -36,7 +36,7 @@ json cell_json(const CellResult& r) {
   for (const auto& p : c.problems) problems.push_back({{"seed", p.seed}, {"run", p.run}, {"status", p.status}, {"reason", p.reason}});
   json efficiency = json::object();
   for (const auto& [name, median] : r.efficiency)
-    efficiency[name] = {{"median", median}, {"n", c.efficiency.at(name).size()}, {"values", seed_values(c.efficiency.at(name))}};
+    efficiency[name] = {{"median", median}, {"n", c.efficiency.at(name).size()}, {"values", seed_values(c, c.efficiency.at(name))}};
   json threads = json::array(), revisions = json::array(), devices = json::array();
   for (int t : c.threads) threads.push_back(t);
   for (const auto& v : c.revisions) revisions.push_back(v);
@@ -75,7 +75,7 @@ json cell_json(const CellResult& r) {
           {"min", opt(s.min)},
           {"max", opt(s.max)},
           {"rank", r.rank ? rank_json(*r.rank) : json(nullptr)},
-          {"values", seed_values(c.values)},
+          {"values", seed_values(c, c.values)},
           {"problems", problems},
           {"duplicates", c.duplicates},
           {"efficiency", efficiency},

@@ -158,6 +158,7 @@ OverallRanking rank_across_tasks(const std::vector<TaskScores>& tasks, const Ran
     std::vector<double> value_by_seed;  // seeds × n_models
     std::vector<char> has_by_seed;
     std::vector<double> means;  // observed, per model
+    bool complete = true;       // every model has every seed (the usual table)
   };
   std::vector<Table> tables(n_tasks);
   std::vector<double> rank_sum(n_models, 0.0);
@@ -183,6 +184,7 @@ OverallRanking rank_across_tasks(const std::vector<TaskScores>& tasks, const Ran
         }
       }
       tab.means.push_back(mean(values_of(sv)));
+      tab.complete = tab.complete && sv.size() == ns;
     }
     const std::vector<double> ranks = ranks_of(tab.means, hib);
     for (std::size_t m = 0; m < n_models; ++m) rank_sum[m] += ranks[m];
@@ -251,14 +253,22 @@ OverallRanking rank_across_tasks(const std::vector<TaskScores>& tasks, const Ran
           // Every model's sum in draw order, the models side by side (seed-major table).
           std::fill(sum.begin(), sum.end(), 0.0);
           std::fill(cnt.begin(), cnt.end(), 0);
-          for (std::size_t j = 0; j < ns; ++j) {
-            const double* v = tab.value_by_seed.data() + d[j] * n_models;
-            const char* h = tab.has_by_seed.data() + d[j] * n_models;
-            for (std::size_t m = 0; m < n_models; ++m)
-              if (h[m]) {
-                sum[m] += v[m];
-                ++cnt[m];
-              }
+          if (tab.complete) {  // the same sums in the same order, without asking each cell
+            std::fill(cnt.begin(), cnt.end(), ns);
+            for (std::size_t j = 0; j < ns; ++j) {
+              const double* v = tab.value_by_seed.data() + d[j] * n_models;
+              for (std::size_t m = 0; m < n_models; ++m) sum[m] += v[m];
+            }
+          } else {
+            for (std::size_t j = 0; j < ns; ++j) {
+              const double* v = tab.value_by_seed.data() + d[j] * n_models;
+              const char* h = tab.has_by_seed.data() + d[j] * n_models;
+              for (std::size_t m = 0; m < n_models; ++m)
+                if (h[m]) {
+                  sum[m] += v[m];
+                  ++cnt[m];
+                }
+            }
           }
           for (std::size_t m = 0; m < n_models; ++m)
             means_b[m] = cnt[m] > 0 ? sum[m] / static_cast<double>(cnt[m]) : tab.means[m];

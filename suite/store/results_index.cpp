@@ -1,6 +1,8 @@
 #include "suite/store/results_index.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -210,7 +212,15 @@ std::vector<RunFileName> list_run_files(const fs::path& runs) {
   }
   if (ec) throw EnvironmentError("cannot list " + runs.string() + ": " + ec.message() + "; check its permissions");
   std::sort(out.begin(), out.end(), [](const RunFileName& a, const RunFileName& b) { return a.name < b.name; });
-  for (RunFileName& f : out) f.sig = signature_of(runs / f.name);
+  // By name within the opened folder, on every core: 100,000 stat calls, each without
+  // walking the folder's whole path again.
+  const int folder = ::open(runs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder < 0) {
+    for (RunFileName& f : out) f.sig = signature_of(runs / f.name);
+    return out;
+  }
+  parallel_for(out.size(), [&](std::size_t i) { out[i].sig = signature_at(folder, out[i].name.c_str()); });
+  ::close(folder);
   return out;
 }
 
@@ -247,9 +257,11 @@ RunRecord index_view(RunRecord full) {
   return view;
 }
 
-std::optional<FileSignature> signature_of(const fs::path& file) {
+std::optional<FileSignature> signature_of(const fs::path& file) { return signature_at(AT_FDCWD, file.c_str()); }
+
+std::optional<FileSignature> signature_at(int folder, const char* name) {
   struct stat st {};
-  if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  if (::fstatat(folder, name, &st, 0) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   FileSignature s;
   s.size = static_cast<std::uintmax_t>(st.st_size);
   s.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;

@@ -46,6 +46,8 @@ struct FileSignature {
 };
 // nullopt when nothing is there or it is not a regular file.
 std::optional<FileSignature> signature_of(const std::filesystem::path& file);
+// The same of `name` within the open folder `folder` (or AT_FDCWD).
+std::optional<FileSignature> signature_at(int folder, const char* name);
 
 // What one refresh did; `written` is false when the index on disk was already up to date
 // or could not be written (`write_problem` says why: a read-only folder, a full disk).

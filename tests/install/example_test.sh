@@ -17,7 +17,7 @@ fail() { echo "example_test: FAILED: $*" >&2; exit 1; }
 
 step "installing $build into $work/prefix"
 cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
-for f in bin/lrbench bin/lrbench-core lib/cmake/lrbench/lrbenchConfig.cmake lib/cmake/lrbench/lrbenchConfigVersion.cmake \
+for f in bin/lrbench bin/lrbench-core bin/lrbench-results lib/cmake/lrbench/lrbenchConfig.cmake lib/cmake/lrbench/lrbenchConfigVersion.cmake \
          include/suite/contracts/model.h include/suite/registry/registry.h; do
   [ -e "$work/prefix/$f" ] || fail "the install has no $f"
 done

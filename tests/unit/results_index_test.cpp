@@ -402,5 +402,32 @@ TEST(ResultsIndexCommand, RefreshesAndSaysWhatItDid) {
       << none.output;
 }
 
+// report, leaderboard, index and merge run in lrbench-results, which does not load LibTorch;
+// a folder without it (a program of lrbench_add_program) runs them in lrbench-core.
+TEST(ResultsIndexCommand, ResultsCommandsRunWithoutLibTorchAndFallBackToTheCore) {
+  test::TempDir t;
+  test::write_report_fixture(t / "results");
+  const fs::path built = fs::path(test::lrbench()).parent_path();
+  const auto install = [&](const std::string& folder, const std::vector<std::string>& programs) {
+    fs::create_directories(t / folder);
+    for (const auto& p : programs) fs::copy_file(built / p, t / folder / p);
+    return (t / folder / "lrbench").string();
+  };
+  const std::string results_only = install("results-only", {"lrbench", "lrbench-results"});
+  const auto report = test::run({results_only, "report", (t / "results").string()});
+  EXPECT_EQ(report.code, 0) << report.output;
+  EXPECT_NE(report.output.find("lrbench report: "), std::string::npos) << report.output;
+  const auto index = test::run({results_only, "index", (t / "results").string()});
+  EXPECT_EQ(index.code, 0) << index.output;
+  const auto list = test::run({results_only, "list"});  // not a results command: lrbench-core's
+  EXPECT_EQ(list.code, 1) << list.output;
+  EXPECT_NE(list.output.find("lrbench-core: No such file"), std::string::npos) << list.output;
+
+  const std::string core_only = install("core-only", {"lrbench", "lrbench-core"});
+  const auto fallback = test::run({core_only, "report", (t / "results").string()});
+  EXPECT_EQ(fallback.code, 0) << fallback.output;
+  EXPECT_EQ(fallback.output, report.output);
+}
+
 }  // namespace
 }  // namespace lrb
