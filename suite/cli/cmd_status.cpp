@@ -13,6 +13,7 @@
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
+#include "suite/registry/registry.h"
 #include "suite/store/results_folder.h"
 #include "suite/store/sweep_manifest.h"
 #include "suite/store/sweep_status.h"
@@ -31,6 +32,10 @@ struct StatusArgs {
 std::vector<std::string> sweep_keys(const StatusArgs& a) {
   std::vector<std::string> keys;
   if (!a.spec.empty()) {
+    // lrbench-results (the launcher's program for `status DIR`) has no models to expand with.
+    if (ModelRegistry::instance().names().empty())
+      throw UserError("this program has no models built in, so it cannot read the sweep file " + a.spec +
+                      ": run `lrbench status`, which starts lrbench-core for --spec");
     for (const auto& r : expand_sweep(load_sweep_file(a.spec)).runs) keys.push_back(r.key);
     return keys;
   }

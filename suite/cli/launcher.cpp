@@ -1,8 +1,8 @@
 // lrbench, the program users start: it blocks the stop signals (SIGTERM, SIGUSR1, SIGINT)
-// and execs lrbench-core from its own folder (lrbench-results, built without LibTorch, for
-// the commands that only read results, where it is there). The signal mask and any pending signal
-// survive exec, and lrbench-core's first code installs its handlers and then unblocks
-// them (suite/cli/main.cpp): a signal that arrives while the dynamic loader maps and
+// and execs lrbench-core from its own folder (or lrbench-results, the same without LibTorch,
+// for the commands that only read results). The signal mask and any pending signal survive
+// exec, and the program's first code installs its handlers and then unblocks them
+// (suite/cli/main.cpp): a signal that arrives while the dynamic loader maps and
 // relocates LibTorch stays pending and becomes a stop request (exit 3), not a kill.
 // Linked statically and with the C library only, so that nothing runs before main: from
 // the exec on, a stop signal is never a kill.
@@ -30,6 +30,18 @@ static void allocate_for_many_records() {
   setenv("GLIBC_TUNABLES", tunables, 1);
 }
 
+// report, leaderboard, index and merge; status but with --spec (its sweep file is expanded
+// with the models' option schemas, which are lrbench-core's).
+static bool is_results_command(char** argv) {
+  static const char* const results_commands[] = {"report", "leaderboard", "index", "merge"};
+  for (const char* command : results_commands)
+    if (strcmp(argv[1], command) == 0) return true;
+  if (strcmp(argv[1], "status") != 0) return false;
+  for (char** a = argv + 2; *a != nullptr; ++a)
+    if (strcmp(*a, "--spec") == 0 || strncmp(*a, "--spec=", 7) == 0) return false;
+  return true;
+}
+
 int main(int /*argc*/, char** argv) {
   sigset_t stops;
   sigemptyset(&stops);
@@ -51,19 +63,16 @@ int main(int /*argc*/, char** argv) {
   setenv("LRB_EXECUTABLE", self, 1);
   // These commands read results and never LibTorch, whose loading takes most of a second.
   // A program built with lrbench_add_program has no lrbench-results: lrbench-core does all.
-  static const char* const results_commands[] = {"report", "leaderboard", "index", "merge"};
-  if (argv[1] != nullptr)
-    for (const char* results_command : results_commands)
-      if (strcmp(argv[1], results_command) == 0) {
-        allocate_for_many_records();
-        static char results[PATH_MAX + 16];
-        snprintf(results, sizeof results, "%.*slrbench-results", folder, self);
-        execv(results, argv);
-        if (errno != ENOENT) {
-          fprintf(stderr, "lrbench: cannot run %s: %s\n", results, strerror(errno));
-          return 1;
-        }
-      }
+  if (argv[1] != nullptr && is_results_command(argv)) {
+    allocate_for_many_records();
+    static char results[PATH_MAX + 16];
+    snprintf(results, sizeof results, "%.*slrbench-results", folder, self);
+    execv(results, argv);
+    if (errno != ENOENT) {
+      fprintf(stderr, "lrbench: cannot run %s: %s\n", results, strerror(errno));
+      return 1;
+    }
+  }
   static char core[PATH_MAX + 16];
   snprintf(core, sizeof core, "%.*slrbench-core", folder, self);
   execv(core, argv);

@@ -356,30 +356,37 @@ ResultsScan scan_runs_indexed(const fs::path& dir, IndexRefresh& refresh, IndexO
 std::vector<IndexedStatus> run_statuses(const fs::path& dir, const std::vector<std::string>& run_keys) {
   std::string ignored;
   const std::optional<LoadedIndex> index = read_index(dir, ignored);
-  std::vector<IndexedStatus> out;
-  out.reserve(run_keys.size());
+  std::vector<IndexedStatus> out(run_keys.size());
   const ResultsLayout layout(dir);
-  for (const std::string& key : run_keys) {
-    IndexedStatus s;
-    const fs::path file = layout.run_file(key);
-    const std::optional<FileSignature> sig = signature_of(file);
-    const Entry* known = (index && sig) ? index->find(file.filename().string()) : nullptr;
-    if (known != nullptr && known->sig == *sig) {
+  // Signatures and index entries on every core (stat calls by name within the folder); the
+  // files the index cannot answer for are read afterwards, one at a time (HDF5 is serial).
+  std::vector<char> answered(run_keys.size(), 0);
+  const int folder = ::open(layout.runs().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (index && folder >= 0)
+    parallel_for(run_keys.size(), [&](std::size_t i) {
+      const std::string name = run_keys[i] + ".h5";
+      const std::optional<FileSignature> sig = signature_at(folder, name.c_str());
+      const Entry* known = sig ? index->find(name) : nullptr;
+      if (known == nullptr || known->sig != *sig) return;
+      IndexedStatus& s = out[i];
       s.kind = known->kind == Kind::Run ? IndexedStatus::Kind::Run : IndexedStatus::Kind::Bad;
       s.status = known->status;
       s.steps_done = known->steps_done;
-    } else {
-      std::error_code ec;
-      if (fs::exists(fs::symlink_status(file, ec))) {
-        const RunFileCheck check = read_run_file(file);
-        s.kind = check.valid() ? IndexedStatus::Kind::Run : IndexedStatus::Kind::Bad;
-        if (check.valid()) {
-          s.status = check.record->status;
-          s.steps_done = steps_of(*check.record);
-        }
-      }
+      answered[i] = 1;
+    });
+  if (folder >= 0) ::close(folder);
+  for (std::size_t i = 0; i < run_keys.size(); ++i) {
+    if (answered[i]) continue;
+    IndexedStatus& s = out[i];
+    const fs::path file = layout.run_file(run_keys[i]);
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(file, ec))) continue;
+    const RunFileCheck check = read_run_file(file);
+    s.kind = check.valid() ? IndexedStatus::Kind::Run : IndexedStatus::Kind::Bad;
+    if (check.valid()) {
+      s.status = check.record->status;
+      s.steps_done = steps_of(*check.record);
     }
-    out.push_back(s);
   }
   return out;
 }

@@ -22,6 +22,7 @@
 #include "suite/store/results_index.h"
 #include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
+#include "suite/store/sweep_manifest.h"
 #include "suite/store/sweep_status.h"
 #include "tests/support/damage.h"
 #include "tests/support/report_runs.h"
@@ -402,8 +403,9 @@ TEST(ResultsIndexCommand, RefreshesAndSaysWhatItDid) {
       << none.output;
 }
 
-// report, leaderboard, index and merge run in lrbench-results, which does not load LibTorch;
-// a folder without it (a program of lrbench_add_program) runs them in lrbench-core.
+// report, leaderboard, index, merge and status (without --spec) run in lrbench-results, which
+// does not load LibTorch; a folder without it (a program of lrbench_add_program) runs them in
+// lrbench-core.
 TEST(ResultsIndexCommand, ResultsCommandsRunWithoutLibTorchAndFallBackToTheCore) {
   test::TempDir t;
   test::write_report_fixture(t / "results");
@@ -419,6 +421,22 @@ TEST(ResultsIndexCommand, ResultsCommandsRunWithoutLibTorchAndFallBackToTheCore)
   EXPECT_NE(report.output.find("lrbench report: "), std::string::npos) << report.output;
   const auto index = test::run({results_only, "index", (t / "results").string()});
   EXPECT_EQ(index.code, 0) << index.output;
+  SweepManifest manifest;
+  manifest.sweep = "fixture";
+  for (const auto& r : scan_runs(t / "results").runs) manifest.runs.push_back(r.key);
+  write_sweep_manifest(t / "results", manifest);
+  const auto status = test::run({results_only, "status", (t / "results").string()});
+  EXPECT_EQ(status.code, 0) << status.output;
+  EXPECT_NE(status.output.find("total="), std::string::npos) << status.output;
+  // A sweep file is expanded with the models' option schemas: lrbench-core's, never this program's.
+  const fs::path sweep = t / "sweep.toml";
+  write_file_atomic(sweep, "[sweep]\nname = \"x\"\n");
+  const auto with_spec = test::run({results_only, "status", (t / "results").string(), "--spec", sweep.string()});
+  EXPECT_EQ(with_spec.code, 1) << with_spec.output;
+  EXPECT_NE(with_spec.output.find("lrbench-core: No such file"), std::string::npos) << with_spec.output;
+  const auto direct = test::run({(built / "lrbench-results").string(), "status", (t / "results").string(), "--spec=" + sweep.string()});
+  EXPECT_EQ(direct.code, 2) << direct.output;
+  EXPECT_NE(direct.output.find("no models built in"), std::string::npos) << direct.output;
   const auto list = test::run({results_only, "list"});  // not a results command: lrbench-core's
   EXPECT_EQ(list.code, 1) << list.output;
   EXPECT_NE(list.output.find("lrbench-core: No such file"), std::string::npos) << list.output;
