@@ -196,6 +196,25 @@ std::int64_t steps_of(const RunRecord& r) {
   return static_cast<std::int64_t>(std::min(it->second, 9007199254740992.0));
 }
 
+// A folder held open for stat calls by name within it, on every core: 100,000 of them, each
+// without walking the folder's whole path again. By path where it cannot be opened.
+class OpenFolder {
+ public:
+  explicit OpenFolder(fs::path path) : path_(std::move(path)), fd_(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
+  ~OpenFolder() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  OpenFolder(const OpenFolder&) = delete;
+  OpenFolder& operator=(const OpenFolder&) = delete;
+  std::optional<FileSignature> signature(const std::string& name) const {
+    return fd_ >= 0 ? signature_at(fd_, name.c_str()) : signature_of(path_ / name);
+  }
+
+ private:
+  fs::path path_;
+  int fd_;
+};
+
 struct RunFileName {
   std::string name;
   std::optional<FileSignature> sig;
@@ -212,15 +231,8 @@ std::vector<RunFileName> list_run_files(const fs::path& runs) {
   }
   if (ec) throw EnvironmentError("cannot list " + runs.string() + ": " + ec.message() + "; check its permissions");
   std::sort(out.begin(), out.end(), [](const RunFileName& a, const RunFileName& b) { return a.name < b.name; });
-  // By name within the opened folder, on every core: 100,000 stat calls, each without
-  // walking the folder's whole path again.
-  const int folder = ::open(runs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (folder < 0) {
-    for (RunFileName& f : out) f.sig = signature_of(runs / f.name);
-    return out;
-  }
-  parallel_for(out.size(), [&](std::size_t i) { out[i].sig = signature_at(folder, out[i].name.c_str()); });
-  ::close(folder);
+  const OpenFolder folder(runs);
+  parallel_for(out.size(), [&](std::size_t i) { out[i].sig = folder.signature(out[i].name); });
   return out;
 }
 
@@ -361,11 +373,11 @@ std::vector<IndexedStatus> run_statuses(const fs::path& dir, const std::vector<s
   // Signatures and index entries on every core (stat calls by name within the folder); the
   // files the index cannot answer for are read afterwards, one at a time (HDF5 is serial).
   std::vector<char> answered(run_keys.size(), 0);
-  const int folder = ::open(layout.runs().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (index && folder >= 0)
+  const OpenFolder folder(layout.runs());
+  if (index)
     parallel_for(run_keys.size(), [&](std::size_t i) {
       const std::string name = run_keys[i] + ".h5";
-      const std::optional<FileSignature> sig = signature_at(folder, name.c_str());
+      const std::optional<FileSignature> sig = folder.signature(name);
       const Entry* known = sig ? index->find(name) : nullptr;
       if (known == nullptr || known->sig != *sig) return;
       IndexedStatus& s = out[i];
@@ -374,7 +386,6 @@ std::vector<IndexedStatus> run_statuses(const fs::path& dir, const std::vector<s
       s.steps_done = known->steps_done;
       answered[i] = 1;
     });
-  if (folder >= 0) ::close(folder);
   for (std::size_t i = 0; i < run_keys.size(); ++i) {
     if (answered[i]) continue;
     IndexedStatus& s = out[i];
