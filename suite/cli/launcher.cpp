@@ -31,7 +31,8 @@ static void allocate_for_many_records() {
 }
 
 // report, leaderboard, index and merge; status but with --spec (its sweep file is expanded
-// with the models' option schemas, which are lrbench-core's).
+// with the models' option schemas, which are lrbench-core's). The commands lrbench-results
+// is built with (CMakeLists.txt): a command added there is added here.
 static bool is_results_command(char** argv) {
   static const char* const results_commands[] = {"report", "leaderboard", "index", "merge"};
   for (const char* command : results_commands)

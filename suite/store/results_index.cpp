@@ -376,7 +376,7 @@ std::vector<IndexedStatus> run_statuses(const fs::path& dir, const std::vector<s
   const OpenFolder folder(layout.runs());
   if (index)
     parallel_for(run_keys.size(), [&](std::size_t i) {
-      const std::string name = run_keys[i] + ".h5";
+      const std::string name = layout.run_file(run_keys[i]).filename().string();
       const std::optional<FileSignature> sig = folder.signature(name);
       const Entry* known = sig ? index->find(name) : nullptr;
       if (known == nullptr || known->sig != *sig) return;
