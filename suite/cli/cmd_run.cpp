@@ -12,6 +12,7 @@
 #include "suite/core/errors.h"
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/mpirun_launch.h"
+#include "suite/report/sequential_claims.h"
 #include "suite/run/sweep_runner.h"
 
 namespace lrb {
@@ -67,6 +68,13 @@ void add_run_command(CLI::App& app, CommandResult& result) {
       return;
     }
     if (!launch->mpirun_flags.empty()) throw UserError("--mpirun-flag goes with --ranks N");
+    // A sequential study's looks are judged by the report's judge, at its default settings
+    // (α = 0.05): the report replays the same looks from the same files.
+    opts->make_judge = [](const SequentialSeeds& design, const std::vector<ClaimSpec>& claims) -> StudyJudge {
+      return [design, claims](const std::vector<RunRecord>& runs, bool budget_spent) {
+        return judge_sequential_study(design, claims, runs, budget_spent, ClaimSettings{}).plan;
+      };
+    };
     result.exit_code = run_sweep(*opts);
   });
 }

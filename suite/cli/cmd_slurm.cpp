@@ -97,6 +97,7 @@ int slurm_command(const SlurmArgs& a) {
   if (!a.time.empty()) job.time_seconds = parse_time_limit(a.time);
   if (!a.partition.empty()) check_slurm_name("--partition", a.partition);
   if (!a.account.empty()) check_slurm_name("--account", a.account);
+  job.sequential = spec.sweep.sequential.has_value();
   job.partition = a.partition;
   job.account = a.account;
   if (!a.array.empty()) job.array = parse_array(a.array);
@@ -158,6 +159,10 @@ int slurm_command(const SlurmArgs& a) {
     fmt::print("{}\n", job.script.string());
     if (array) fmt::print("{}\n", final_script.string());
     std::fflush(stdout);  // the paths first, then the advice on stderr
+    if (array && job.sequential)
+      fmt::print(stderr, "lrbench: a sequential study ({}): each array runs one wave, and its final job judges the look and "
+                         "submits the next array and itself, until the study ends\n",
+                 spec.sweep.sequential->text());
     if (array) {
       fmt::print(stderr, "lrbench: {}: array {} ({} shard(s)), then merge and report. Submit with:\n"
                          "  id=$(sbatch --parsable {}) && sbatch --dependency=afterany:$id {}\n",
@@ -167,6 +172,13 @@ int slurm_command(const SlurmArgs& a) {
                  job.script.string());
     }
     return kExitDone;
+  }
+  if (array && job.sequential) {
+    // What the study looked like when this array was submitted: its final job submits the
+    // next wave only if the array changed it (status_line's fields).
+    const ProgramResult st = run_program({job.lrbench.string(), "status", job.out.string(), "--spec", job.spec.string()});
+    if (st.exit_code != 0) throw UserError("cannot read the study's status before submitting: " + st.err + st.out);
+    write_file_atomic(slurm_dir / (job.name + "-array.submitted"), st.out);
   }
   const std::string id = submit({}, job.script);
   fmt::print("{}\n", id);

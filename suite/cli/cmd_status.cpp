@@ -14,6 +14,7 @@
 #include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
 #include "suite/registry/registry.h"
+#include "suite/report/study_progress.h"
 #include "suite/store/results_folder.h"
 #include "suite/store/sweep_manifest.h"
 #include "suite/store/sweep_status.h"
@@ -27,17 +28,16 @@ struct StatusArgs {
   std::string shard;
 };
 
-// The sweep's run keys: from the sweep file when given, else from the manifest that
-// `lrbench run` wrote (DIR/sweep.json).
-std::vector<std::string> sweep_keys(const StatusArgs& a) {
-  std::vector<std::string> keys;
+// The sweep as `lrbench run` expands it: from the sweep file when given, else from the
+// manifest that `lrbench run` wrote (DIR/sweep.json).
+SweepManifest sweep_manifest(const StatusArgs& a) {
   if (!a.spec.empty()) {
     // lrbench-results (the launcher's program for `status DIR`) has no models to expand with.
     if (ModelRegistry::instance().names().empty())
       throw UserError("this program has no models built in, so it cannot read the sweep file " + a.spec +
                       ": run `lrbench status`, which starts lrbench-core for --spec");
-    for (const auto& r : expand_sweep(load_sweep_file(a.spec)).runs) keys.push_back(r.key);
-    return keys;
+    const SweepSpec spec = load_sweep_file(a.spec);
+    return make_sweep_manifest(spec, expand_sweep(spec));
   }
   std::optional<SweepManifest> manifest;
   try {
@@ -46,22 +46,36 @@ std::vector<std::string> sweep_keys(const StatusArgs& a) {
     throw UserError(std::string(e.what()) + ", or give the sweep file with --spec");
   }
   if (!manifest) throw UserError(a.dir + " has no sweep.json (no sweep has started there): give the sweep file with --spec");
-  return manifest->runs;
+  return std::move(*manifest);
 }
 
 int status(const StatusArgs& a) {
   const Shard shard = a.shard.empty() ? Shard{} : parse_shard(a.shard);
+  const SweepManifest manifest = sweep_manifest(a);
   std::vector<std::string> keys;
-  for (auto& k : sweep_keys(a))
-    if (in_shard(k, shard)) keys.push_back(std::move(k));
-  fmt::print("{}\n", status_line(sweep_status(a.dir, keys)));
+  std::string study;
+  if (manifest.sequential) {
+    // A sequential study: its runs so far and the current wave's; remaining = the wave's left.
+    const StudyProgress p = study_progress(a.dir, manifest);
+    for (const auto* list : {&p.finished_keys, &p.wave_keys})
+      for (const auto& k : *list)
+        if (in_shard(k, shard)) keys.push_back(k);
+    const WavePlan& plan = p.judgement.plan;
+    // No time spent here: the Slurm scripts read any change of this line as progress.
+    study = fmt::format(" look={}/{} open={} state={}", std::min(plan.looks_done + 1, p.judgement.look_seeds.size()),
+                        p.judgement.look_seeds.size(), plan.open.size(), study_state_word(plan.end));
+  } else {
+    for (const auto& k : manifest.runs)
+      if (in_shard(k, shard)) keys.push_back(k);
+  }
+  fmt::print("{}{}\n", status_line(sweep_status(a.dir, keys)), study);
   return kExitDone;
 }
 
 void add_status_command(CLI::App& app, CommandResult& result) {
   auto a = std::make_shared<StatusArgs>();
   auto* cmd = app.add_subcommand(
-      "status", "how far a sweep has got: one line, total= finished= ok= failed= stopped= steps= missing= remaining=");
+      "status", "how far a sweep has got: one line, total= finished= ok= failed= stopped= steps= missing= remaining= (a sequential study: its runs so far and the current wave's, then look= open= state=)");
   cmd->add_option("dir", a->dir, "results folder")->required();
   cmd->add_option("--spec", a->spec, "the sweep file (default: the run list of DIR/sweep.json)")->check(CLI::ExistingFile);
   cmd->add_option("--shard", a->shard, "count only shard I of N (I/N, as lrbench run --shard)");

@@ -2,6 +2,8 @@
 
 #include <toml++/toml.h>
 
+#include <fmt/format.h>
+
 #include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/registry/registry.h"
@@ -11,7 +13,8 @@ namespace lrb {
 const OptionSchema& sweep_schema() {
   static const OptionSchema schema{{
       {"name", OptionType::String, json(), "sweep name: letters, digits, '.', '_' or '-'", {}, {}, {}, false, false},
-      {"seeds", OptionType::IntList, json(3), "a count n (seed indices 0..n-1) or a list of seed indices", {}, 0, {}, false, false},
+      {"seeds", OptionType::IntList, json(3), "a count n (seed indices 0..n-1), a list of seed indices, or a sequential design { first = 5, step = 5, max = 60 } (seeds drawn while a claim is open)", {}, 0, {}, false, false},
+      {"budget", OptionType::String, json(""), "a sequential study's wall time (\"3h\", \"90m\", \"1h30m\"): no run starts once it is spent", {}, {}, {}, false, false},
       {"base_seed", OptionType::Int, json(0), "mixed into every random stream of every run", {}, 0, kInt64Max, false, false},
       {"device", OptionType::String, json("cpu"), "where runs execute", {"cpu", "cuda"}, {}, {}, false, false},
       {"threads", OptionType::Int, json("auto"), "intra-op threads per rank: \"auto\" (cores on the node / ranks on the node) or a number", {}, 1, 1024, false, false},
@@ -24,6 +27,41 @@ const OptionSchema& sweep_schema() {
 }
 
 namespace {
+
+// seeds = { first = 5, step = 5, max = 60 }: every key known and an integer in range.
+SequentialSeeds parse_sequential_seeds(const toml::table& t, const std::string& file) {
+  static const std::vector<std::string> kKeys = {"first", "step", "max"};
+  SequentialSeeds d;
+  for (const auto& [k, node] : t) {
+    const std::string key(k.str());
+    const SourceLocation at{file, static_cast<int>(k.source().begin.line), static_cast<int>(k.source().begin.column)};
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end())
+      throw UserError(at, "unknown key '" + key + "' in [sweep] seeds: a sequential design takes first, step and max" +
+                              suggestion(key, kKeys));
+    auto n = node.as_integer();
+    if (!n) throw UserError(location_of(node, file), "in [sweep] seeds, '" + key + "' must be an integer");
+    const std::int64_t v = n->get();
+    const SourceLocation vat = location_of(node, file);
+    if (key == "first") {
+      if (v < 2 || v > 100000)
+        throw UserError(vat, "in [sweep] seeds, 'first' must be between 2 and 100000: a look needs at least 2 paired seeds");
+      d.first = v;
+    } else if (key == "step") {
+      if (v < 1 || v > 100000) throw UserError(vat, "in [sweep] seeds, 'step' must be between 1 and 100000");
+      d.step = v;
+    } else {
+      if (v < 2 || v > 100000) throw UserError(vat, "in [sweep] seeds, 'max' must be between 2 and 100000");
+      d.max = v;
+    }
+  }
+  for (const auto& key : kKeys)
+    if (!t.contains(key))
+      throw UserError(location_of(t, file), "in [sweep] seeds, a sequential design needs '" + key +
+                                                "' (for example seeds = { first = 5, step = 5, max = 60 })");
+  if (d.max < d.first)
+    throw UserError(location_of(*t.get("max"), file), fmt::format("in [sweep] seeds, 'max' ({}) must be at least 'first' ({})", d.max, d.first));
+  return d;
+}
 
 const std::vector<std::string> kTopLevel = {"sweep", "train", "task", "model", "measure", "claim", "variant", "evaluate"};
 
@@ -56,9 +94,22 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
         std::sort(sorted.begin(), sorted.end());
         if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
           throw UserError(vat, "in [sweep], 'seeds' lists a seed index twice");
+      } else if (auto design = node.as_table()) {
+        spec.sweep.sequential = parse_sequential_seeds(*design, file);
+        spec.sweep.sequential_at = vat;
+        spec.sweep.seeds.clear();
+        for (std::int64_t i = 0; i < spec.sweep.sequential->max; ++i) spec.sweep.seeds.push_back(i);
       } else {
-        throw UserError(vat, "in [sweep], 'seeds' must be a count (3) or a list of seed indices ([0, 1, 2])");
+        throw UserError(vat, "in [sweep], 'seeds' must be a count (3), a list of seed indices ([0, 1, 2]) or a sequential "
+                             "design ({ first = 5, step = 5, max = 60 })");
       }
+    } else if (key == "budget") {
+      auto text = node.as_string();
+      if (!text) throw UserError(vat, "in [sweep], 'budget' must be a string such as \"3h\" or \"90m\"");
+      std::string problem;
+      spec.sweep.budget_seconds = parse_budget(text->get(), problem);
+      if (!spec.sweep.budget_seconds) throw UserError(vat, "in [sweep], 'budget' " + problem);
+      spec.sweep.budget_at = vat;
     } else if (key == "threads") {
       if (auto s = node.as_string()) {
         if (s->get() != "auto")
@@ -89,6 +140,9 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
     }
   }
   if (spec.sweep.name.empty()) throw UserError(location_of(t, file), "[sweep] needs a 'name' (for example name = \"my-study\")");
+  if (spec.sweep.budget_seconds && !spec.sweep.sequential)
+    throw UserError(spec.sweep.budget_at, "in [sweep], 'budget' bounds a sequential study: give seeds as { first, step, max } "
+                                          "(or remove 'budget': a fixed design runs every seed it lists)");
 }
 
 std::vector<const toml::table*> tables_of(const toml::node& node, const std::string& key, const std::string& file) {
@@ -220,6 +274,10 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
   } else if (evaluate) {
     throw UserError(location_of(*evaluate, file), "[evaluate] says how evaluation variants are measured; add [[variant]] tables, or remove it");
   }
+  if (spec.sweep.sequential && !root.get("claim"))
+    throw UserError(spec.sweep.sequential_at, "in [sweep], a sequential design draws more seeds only while a claim is open, "
+                                              "and this sweep states no [[claim]]: add the claims it tests, or give seeds as a "
+                                              "count (seeds = 5)");
   if (const auto* claims = root.get("claim")) {
     tables_of(*claims, "claim", file);  // the same message for [claim] as for [task]
     spec.claims = parse_claims(*claims->as_array(), file);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "suite/config/claim_spec.h"
+#include "suite/config/sequential_design.h"
 #include "suite/config/train_settings.h"
 #include "suite/contracts/options.h"
 #include "suite/config/variant_spec.h"
@@ -25,7 +26,12 @@ inline constexpr int kMaxRanksPerRun = 4096;
 
 struct SweepSettings {
   std::string name;
-  std::vector<std::int64_t> seeds;  // seed indices
+  std::vector<std::int64_t> seeds;  // seed indices (a sequential design: 0 .. max − 1, drawn in waves)
+  // seeds = { first, step, max }: a sequential study (sequential_design.h); budget: its wall time.
+  std::optional<SequentialSeeds> sequential;
+  SourceLocation sequential_at;
+  std::optional<double> budget_seconds;
+  SourceLocation budget_at;
   std::uint64_t base_seed = 0;
   std::string device = "cpu";
   int threads = 0;               // 0 = auto: cores on the node / ranks on the node

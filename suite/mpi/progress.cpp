@@ -41,6 +41,15 @@ std::string ProgressBoard::eta() const {
   return human_seconds(elapsed * (total_cost_ - done_cost_) / done_cost_);
 }
 
+void ProgressBoard::add(const std::vector<WorkItem>& items, const std::string& why) {
+  items_.insert(items_.end(), items.begin(), items.end());
+  for (const auto& it : items) total_cost_ += it.cost;
+  if (tty_) fmt::print(out_, "\r\033[2K");
+  fmt::print(out_, "lrbench: {}: {} more run(s)\n", why, items.size());
+  std::fflush(out_);
+  draw(true);
+}
+
 void ProgressBoard::assigned(int rank, std::int64_t index) {
   current_[static_cast<std::size_t>(rank)] = index;
   started_[static_cast<std::size_t>(rank)] = std::chrono::steady_clock::now();

@@ -20,6 +20,8 @@ struct WorkItem {
 class ProgressBoard {
  public:
   ProgressBoard(const std::vector<WorkItem>& items, int ranks, int already_done, std::FILE* out);
+  // More items (a sequential study's next wave): counted from now on, announced in `why`.
+  void add(const std::vector<WorkItem>& items, const std::string& why);
   void assigned(int rank, std::int64_t index);
   void finished(int rank, std::int64_t index, ItemOutcome outcome);
   void tick();   // redraws the live line, at most a few times a second

@@ -284,6 +284,43 @@ void rank_overall(Analysis& a) {
   o.ranking = stats::rank_across_tasks(scores, ranking_settings(a.options, *directions.begin()));
 }
 
+// Each sequential study's claims, judged look by look, with what an open one would cost.
+void judge_studies(Analysis& a, const ReportInput& input, const ClaimSettings& cs) {
+  // A fixed-design pilot is planned as if it were the first look of a design that goes on
+  // in waves of its own size up to 60 seeds (`lrbench plan --max` and --step change it).
+  for (std::size_t i = 0; i < a.claims.size(); ++i) {
+    const ClaimResult& r = a.claims[i];
+    if (r.verdict != Verdict::Inconclusive) continue;
+    const std::int64_t n = std::max<std::int64_t>(2, static_cast<std::int64_t>(r.n));
+    SequentialSeeds assumed{n, a.options.plan_step > 0 ? a.options.plan_step : n, std::max<std::int64_t>(n, a.options.plan_max)};
+    const double level = r.family ? cs.alpha / static_cast<double>(r.family - r.holm_step + 1) : 1.0 - cs.bootstrap.confidence;
+    a.plans.emplace(i, plan_claim(r, assumed, true, input.runs, level, cs.power));
+  }
+  for (const auto& study : input.studies) {
+    const bool budget_spent = study.ended == wave_end_name(WavePlan::End::BudgetSpent) ||
+                              (study.budget_seconds && study.spent_seconds >= *study.budget_seconds);
+    // Only the study's own runs: an earlier version of the sweep in the same folder (its
+    // runs are shown in the tables, with a warning) must not count as seeds of a look.
+    const std::set<std::string> listed(study.runs.begin(), study.runs.end());
+    std::vector<RunRecord> own;
+    for (const auto& r : input.runs)
+      if (listed.count(r.key)) own.push_back(r);
+    StudyJudgement j = judge_sequential_study(study.design, study.claims, own, budget_spent, cs);
+    StudySummary s{study.sweep, study.design, j.look_seeds, study.budget_seconds, study.spent_seconds, j.plan, a.claims.size(), 0, 0};
+    s.runs = own.size();
+    for (auto& r : j.claims) {
+      const std::size_t index = a.claims.size();
+      if (r.verdict == Verdict::Inconclusive && !r.looks.empty()) {
+        const double level = r.looks.back().alpha > 0 ? r.looks.back().alpha : cs.alpha;
+        a.plans.emplace(index, plan_claim(r, study.design, false, own, level, cs.power));
+      }
+      a.claims.push_back(std::move(r));
+    }
+    s.claims_end = a.claims.size();
+    a.studies.push_back(std::move(s));
+  }
+}
+
 }  // namespace
 
 Analysis analyse(const ReportInput& input, const ReportOptions& options) {
@@ -386,6 +423,7 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
   cs.alpha = options.alpha;
   cs.bootstrap = options.bootstrap;
   a.claims = evaluate_claims(input.claims, input.runs, cs);
+  judge_studies(a, input, cs);
   a.variants = analyse_variants(input.runs);
   for (const auto& b : a.bad) a.warnings.push_back("bad result file " + b.file.string() + ": " + b.reason + " (counted as missing)");
   for (const auto& s : a.skipped) a.warnings.push_back("skipped combination " + s);

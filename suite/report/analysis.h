@@ -12,6 +12,8 @@
 
 #include "suite/report/cells.h"
 #include "suite/report/claims.h"
+#include "suite/report/sequential_claims.h"
+#include "suite/report/study_plan.h"
 #include "suite/report/report_input.h"
 #include "suite/report/variants.h"
 #include "suite/stats/describe.h"
@@ -28,6 +30,11 @@ struct ReportOptions {
   stats::Correction correction = stats::Correction::kHolm;  // the adjusted p a table shows and marks by
   double alpha = 0.05;
   stats::BootstrapSettings bootstrap;  // cells, paired differences and the across-task ranking
+  // How an inconclusive claim of a fixed-design pilot is planned (study_plan.h): as the first
+  // look of a sequential design with waves of `plan_step` seeds (0: the pilot's own count)
+  // up to `plan_max`. A sequential study is planned with its own design.
+  std::int64_t plan_max = 60;
+  std::int64_t plan_step = 0;
 };
 
 // Below these, an interval is shown but flagged (‡) and a warning says why.
@@ -87,9 +94,23 @@ struct OverallResult {
   std::string why_not;                // then: the reason
 };
 
+// A sequential study behind the report: its design, how far it went and why it stopped.
+struct StudySummary {
+  std::string sweep;
+  SequentialSeeds design;
+  std::vector<std::int64_t> look_seeds;
+  std::optional<double> budget_seconds;
+  double spent_seconds = 0;
+  WavePlan plan;
+  std::size_t claims_begin = 0, claims_end = 0;  // its claims in Analysis::claims
+  std::size_t runs = 0;                          // its runs found (any status)
+};
+
 struct Analysis {
   ReportOptions options;
-  std::vector<ClaimResult> claims;  // first in every report
+  std::vector<ClaimResult> claims;  // first in every report: the fixed designs', then each study's
+  std::vector<StudySummary> studies;
+  std::map<std::size_t, ClaimPlan> plans;  // by index into claims: what an open claim would cost
   std::vector<CellResult> cells;
   std::vector<Unit> units;
   std::vector<ComparisonResult> comparisons;

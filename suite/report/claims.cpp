@@ -10,6 +10,7 @@
 
 #include "suite/core/text.h"
 #include "suite/report/cells.h"
+#include "suite/report/claim_sides.h"
 #include "suite/report/efficiency.h"
 #include "suite/report/text_format.h"
 #include "suite/stats/multiple_testing.h"
@@ -33,96 +34,12 @@ const char* verdict_name(Verdict v) {
 
 namespace {
 
-// The runs of one side of a claim: values by seed (or points), and what gave none.
-struct SideRuns {
-  std::vector<std::pair<const RunRecord*, double>> values;
-  std::vector<std::string> problems;  // "seed 2 failed: out of memory"
-  std::size_t found = 0;              // runs of the side in the results, any status
-};
-
-std::string over_name(const ClaimSpec& c) { return c.over.substr(c.over.rfind('.') + 1); }
-
-double over_value(const RunRecord& r, const std::string& over) {
-  const json& j = over == "task.seq_len" ? r.spec.at("task").at("seq_len") : r.spec.at("train").at("batch_size");
-  return j.get<double>();
-}
-
-SideRuns collect(const CellSelector& sel, const std::string& metric, const std::vector<RunRecord>& runs, const std::string& over) {
-  SideRuns s;
-  for (const auto& r : runs) {
-    if (!sel.matches(r.spec)) continue;
-    ++s.found;
-    const std::string at = (over.empty() ? std::string() : fmt::format("{}={:g} ", over.substr(over.rfind('.') + 1), over_value(r, over))) +
-                           "seed " + std::to_string(r.spec.at("seed_index").get<std::int64_t>());
-    if (r.status != RunStatus::Ok) {
-      s.problems.push_back(at + " " + status_name(r.status) + (r.error.empty() ? "" : ": " + r.error));
-      continue;
-    }
-    auto it = r.metrics.find(sel.metric_name(metric));
-    if (it == r.metrics.end() || !std::isfinite(it->second)) {
-      s.problems.push_back(at + ": no value of " + display_metric(metric));
-      continue;
-    }
-    s.values.emplace_back(&r, it->second);
-  }
-  return s;
-}
-
-stats::SeedValues by_seed(const SideRuns& s) {
-  stats::SeedValues v;
-  for (const auto& [r, x] : s.values) v.emplace(r->spec.at("seed_index").get<std::int64_t>(), x);
-  return v;
-}
-
-// Not tested when a side has no value; notes for runs without one and runs not found.
-bool side_missing(ClaimResult& r, const CellSelector& sel, const SideRuns& s, const char* name) {
-  const std::string who = std::string(name) + " (" + sel.label + ")";
-  for (const auto& p : s.problems) r.notes.push_back(who + ": " + p);
-  if (sel.expected_runs > s.found)
-    r.notes.push_back(fmt::format("{}: {} of {} run(s) not in the results (not run yet, or a damaged file)", who,
-                                  sel.expected_runs - s.found, sel.expected_runs));
-  if (!s.values.empty()) return false;
-  r.verdict = Verdict::NotTested;
-  r.why = who + " has no run with a value" +
-          (s.found == 0 ? ": none of its runs is in the results" : fmt::format(" ({} run(s) without one; see the notes)", s.found));
-  return true;
-}
-
-// Figures that are exact counts on CPU: the counting allocator's bytes (and the batch search
-// built on them), parameters and analytic FLOPs depend on shapes alone, never on the seed
-// or the machine's load. One run of such a figure is the figure, with no sampling spread.
-bool exact_figure(const std::string& metric, const std::vector<RunRecord>& runs, const CellSelector& a, const CellSelector& b) {
-  static const std::set<std::string> exact = {"peak_bytes", "peak_step_bytes", "attention_peak_bytes", "max_batch_in_budget",
-                                              "params", "flops_per_sample"};
-  // A variant's inference peak (infer_peak_bytes_b<B>) is a count of the same allocator.
-  if (!exact.count(metric) && metric.rfind("infer_peak_bytes_b", 0) != 0) return false;
-  for (const auto& r : runs)
-    if ((a.matches(r.spec) || (!b.match.empty() && b.matches(r.spec))) && r.spec.value("device", std::string("cpu")) != "cpu")
-      return false;
-  return true;
-}
-
-constexpr const char* kExactNote = "an exact figure (a deterministic count on CPU, the same on every seed): one seed gives it";
-
-void decide_region(ClaimResult& r, double lo, double hi, const std::optional<double>& min, const std::optional<double>& max) {
-  const double a = min.value_or(-std::numeric_limits<double>::infinity());
-  const double b = max.value_or(std::numeric_limits<double>::infinity());
-  if (lo >= a && hi <= b) {
-    r.verdict = Verdict::Supported;
-    r.why = "the interval lies wholly in the claimed region";
-  } else if (hi < a || lo > b) {
-    r.verdict = Verdict::Refuted;
-    r.why = "the interval lies wholly outside the claimed region";
-  } else {
-    r.verdict = Verdict::Inconclusive;
-    r.why = "the interval straddles the claimed region's edge";
-  }
-}
+using namespace claim_sides;
 
 void evaluate_ratio(ClaimResult& r, const std::vector<RunRecord>& runs, const ClaimSettings& s) {
   const SideRuns a = collect(r.claim.a, r.claim.metric, runs, "");
   const SideRuns b = collect(r.claim.b, r.claim.metric, runs, "");
-  const bool miss_a = side_missing(r, r.claim.a, a, "A"), miss_b = side_missing(r, r.claim.b, b, "B");
+  const bool miss_a = side_missing(r, r.claim.a, a, "A", r.claim.a.expected_runs), miss_b = side_missing(r, r.claim.b, b, "B", r.claim.b.expected_runs);
   if (miss_a || miss_b) return;
   const stats::SeedPairing pairing = stats::pair_by_seed(by_seed(a), by_seed(b));
   const stats::SeedValues va = by_seed(a), vb = by_seed(b);
@@ -165,7 +82,7 @@ void evaluate_ratio(ClaimResult& r, const std::vector<RunRecord>& runs, const Cl
 
 void evaluate_scaling(ClaimResult& r, const std::vector<RunRecord>& runs, const ClaimSettings& s) {
   const SideRuns a = collect(r.claim.a, r.claim.metric, runs, r.claim.over);
-  if (side_missing(r, r.claim.a, a, "A")) return;
+  if (side_missing(r, r.claim.a, a, "A", r.claim.a.expected_runs)) return;
   std::set<double> with_value;
   std::vector<double> x, y;
   for (const auto& [run, v] : a.values) {
@@ -206,12 +123,6 @@ void evaluate_scaling(ClaimResult& r, const std::vector<RunRecord>& runs, const 
   decide_region(r, f.slope_ci->lo, f.slope_ci->hi, r.claim.slope_lo, r.claim.slope_hi);
 }
 
-// The threshold Δ must beat, and on which side, in the metric's direction.
-double paired_threshold(const ClaimSpec& c, bool higher_is_better) {
-  const double t = c.kind == ClaimKind::Better ? c.margin : -c.margin;
-  return higher_is_better ? t : -t;
-}
-
 // First pass of a better / not-worse claim: the differences and the raw test.
 struct PairedPrep {
   std::vector<double> shifted;  // Δ − threshold
@@ -235,7 +146,7 @@ std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, c
     } else {
       const SideRuns a = collect(r.claim.a, r.claim.metric, runs, "");
       const SideRuns b = collect(r.claim.b, r.claim.metric, runs, "");
-      const bool miss_a = side_missing(r, r.claim.a, a, "A"), miss_b = side_missing(r, r.claim.b, b, "B");
+      const bool miss_a = side_missing(r, r.claim.a, a, "A", r.claim.a.expected_runs), miss_b = side_missing(r, r.claim.b, b, "B", r.claim.b.expected_runs);
       r.threshold = paired_threshold(r.claim, r.higher_is_better);
       if (!miss_a && !miss_b) {
         const stats::SeedPairing p = stats::pair_by_seed(by_seed(a), by_seed(b));
@@ -323,27 +234,52 @@ std::string signed_in_unit(const std::string& metric, double v) {
 
 }  // namespace
 
+std::string claim_number(const ClaimResult& r, double v) {
+  switch (r.claim.kind) {
+    case ClaimKind::Better:
+    case ClaimKind::NotWorse: return signed_in_unit(r.claim.metric, v);
+    case ClaimKind::Ratio: return fmt::format("{:.4g}", v);
+    case ClaimKind::Scaling: return fmt::format("{:.3f}", v);
+  }
+  return fmt::format("{:g}", v);
+}
+
+std::string confidence_text(double confidence, bool near_certain) {
+  const double level = confidence * 100.0;
+  if (std::fabs(level - std::round(level)) < 1e-9) return fmt::format("{:.0f} %", level);
+  // A sequential look's level may lie very close to 100 %: say how far from it.
+  if (near_certain && level >= 99.95) return fmt::format("100 − {:.2g} %", 100.0 - level);
+  return fmt::format("{:.1f} %", level);
+}
+
 std::string claim_evidence(const ClaimResult& r) {
   if (!r.estimate) return "–";
-  const double level = r.confidence * 100.0;
-  const std::string pct = std::fabs(level - std::round(level)) < 1e-9 ? fmt::format("{:.0f} %", level) : fmt::format("{:.1f} %", level);
+  const std::string pct = confidence_text(r.confidence, r.sequential);
+  // A sequential claim's interval is the repeated interval of the look that decided it (or the last).
+  std::string at_look;
+  if (r.sequential) {
+    std::size_t look = 0;
+    for (const auto& l : r.looks)
+      if (l.interval) look = l.look;
+    if (look) at_look = fmt::format(", repeated, look {}", look);
+  }
   switch (r.claim.kind) {
     case ClaimKind::Better:
     case ClaimKind::NotWorse: {
       const std::string& m = r.claim.metric;
       std::string s = "Δ = " + signed_in_unit(m, *r.estimate);
-      if (r.interval) s += fmt::format(" [{}, {}] ({} t)", signed_in_unit(m, r.interval->lo), signed_in_unit(m, r.interval->hi), pct);
+      if (r.interval) s += fmt::format(" [{}, {}] ({} t{})", signed_in_unit(m, r.interval->lo), signed_in_unit(m, r.interval->hi), pct, at_look);
       if (r.p_holm) s += ", p (Holm) = " + format_p(*r.p_holm);
       return s;
     }
     case ClaimKind::Ratio: {
       std::string s = fmt::format("A / B = {:.4g}", *r.estimate);
-      if (r.interval) s += fmt::format(" [{:.4g}, {:.4g}] ({} bootstrap)", r.interval->lo, r.interval->hi, pct);
+      if (r.interval) s += fmt::format(" [{:.4g}, {:.4g}] ({} {}{})", r.interval->lo, r.interval->hi, pct, r.sequential ? "Fieller" : "bootstrap", at_look);
       return s;
     }
     case ClaimKind::Scaling: {
       std::string s = fmt::format("slope = {:.3f}", *r.estimate);
-      if (r.interval) s += fmt::format(" [{:.3f}, {:.3f}] ({} t)", r.interval->lo, r.interval->hi, pct);
+      if (r.interval) s += fmt::format(" [{:.3f}, {:.3f}] ({} t{})", r.interval->lo, r.interval->hi, pct, at_look);
       return s;
     }
   }

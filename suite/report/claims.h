@@ -32,6 +32,21 @@ struct ClaimSettings {
   double power = 0.8;                  // for the seeds an inconclusive comparison would need
 };
 
+// One look of a sequential study at a claim (sequential_claims.h): what it read, the
+// repeated confidence interval at the look's boundary, and what it decided.
+struct ClaimLook {
+  std::size_t look = 0;                     // 1-based
+  std::int64_t seeds = 0;                   // the seeds the look reads (seed indices below it)
+  std::size_t n = 0;                        // paired seeds (or points) with values
+  std::optional<double> estimate;
+  std::optional<stats::Interval> interval;  // the repeated confidence interval
+  double confidence = 0;                    // of `interval`: 1 − the look's nominal level
+  double alpha = 0;                         // the error the claim held at this look (its Holm share)
+  double fraction = 0;                      // information fraction of the look: n / max (1 at the last look)
+  std::optional<double> z_boundary;         // the |Z| the look had to reach; none when the look tested nothing
+  Verdict verdict = Verdict::Inconclusive;
+};
+
 struct ClaimResult {
   ClaimSpec claim;
   bool higher_is_better = true;
@@ -48,6 +63,11 @@ struct ClaimResult {
   std::optional<std::size_t> seeds_needed;  // inconclusive better / not-worse: paired seeds for `power`
   std::vector<std::string> notes;        // runs without a value, seeds on one side only, lengths dropped
   std::vector<std::int64_t> seeds;       // paired seeds used (better, not-worse, ratio)
+  // A sequential design's claims only: every look the claim took part in, and why the study
+  // stopped drawing seeds for it ("decided at look 3", "reached max (60 seeds)", ...).
+  bool sequential = false;
+  std::vector<ClaimLook> looks;
+  std::string stopped;
 };
 
 // Claims as given (deduplicated by the caller), evaluated on `runs`.
@@ -56,5 +76,9 @@ std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, c
 
 // "Δ = +0.043 [+0.021, +0.065] (98.3 % CI)": the evidence column of a claims table.
 std::string claim_evidence(const ClaimResult& r);
+// A value of the claim's estimate in its own form: "-6.70 MiB", "+0.0125", "0.627", "1.013".
+std::string claim_number(const ClaimResult& r, double v);
+// "95 %", "98.3 %", and (near_certain) from 99.95 % on how far from 100: "100 − 0.002 %".
+std::string confidence_text(double confidence, bool near_certain = false);
 
 }  // namespace lrb

@@ -10,6 +10,7 @@
 #include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/store/results_index.h"
+#include "suite/store/study_log.h"
 #include "suite/store/sweep_manifest.h"
 
 namespace lrb {
@@ -97,6 +98,21 @@ ReportInput load_report_input(const std::vector<std::filesystem::path>& dirs) {
     for (auto& b : scan.bad) in.bad.push_back(std::move(b));
     if (!manifests[d]) continue;
     for (const auto& s : manifests[d]->skipped) in.skipped.push_back(s.what + ": " + s.reason);
+    if (const auto& design = manifests[d]->sequential) {
+      // The same study in two folders (resumed elsewhere) is judged once, on the runs of both.
+      const bool seen = std::any_of(in.studies.begin(), in.studies.end(), [&](const SequentialStudy& s) {
+        return s.sweep == manifests[d]->sweep && s.design == *design;
+      });
+      if (!seen) {
+        SequentialStudy study{manifests[d]->sweep, *design, manifests[d]->budget_seconds, manifests[d]->claims, 0, "", folder,
+                              manifests[d]->runs};
+        const StudyLog log = read_study_log(dirs[d]);
+        study.spent_seconds = log.spent_seconds();
+        study.ended = log.ended;
+        in.studies.push_back(std::move(study));
+      }
+      continue;
+    }
     for (const auto& claim : manifests[d]->claims) {
       // The same claim from two folders (a sweep resumed elsewhere) counts once.
       bool seen = false;

@@ -192,7 +192,20 @@ json scaling_json(const ScalingResult& s) {
           {"points", points}};
 }
 
-json claim_json(const ClaimResult& r) {
+json look_json(const ClaimLook& l) {
+  return {{"look", l.look},
+          {"seeds", l.seeds},
+          {"n", l.n},
+          {"estimate", opt(l.estimate)},
+          {"interval", opt(l.interval)},
+          {"confidence", l.confidence},
+          {"alpha", l.alpha},
+          {"fraction", l.fraction},
+          {"z_boundary", opt(l.z_boundary)},
+          {"verdict", verdict_name(l.verdict)}};
+}
+
+json claim_json(const ClaimResult& r, const ClaimPlan* plan) {
   json j = r.claim.to_json();
   j["metric"] = display_metric(r.claim.metric);
   j["metric_key"] = r.claim.metric;
@@ -214,6 +227,27 @@ json claim_json(const ClaimResult& r) {
   j["seeds"] = r.seeds;
   j["notes"] = r.notes;
   j["evidence"] = claim_evidence(r);
+  j["design"] = r.sequential ? "sequential" : "fixed";
+  if (r.sequential) {
+    j["looks"] = json::array();
+    for (const auto& l : r.looks) j["looks"].push_back(look_json(l));
+    j["stopped"] = r.stopped;
+  }
+  j["plan"] = plan ? claim_plan_json(*plan) : json(nullptr);
+  return j;
+}
+
+json study_json(const StudySummary& s) {
+  json j = {{"sweep", s.sweep},
+            {"design", s.design.to_json()},
+            {"look_seeds", s.look_seeds},
+            {"budget_s", opt(s.budget_seconds)},
+            {"spent_s", s.spent_seconds},
+            {"looks_done", s.plan.looks_done},
+            {"state", wave_end_name(s.plan.end)},
+            {"summary", s.plan.summary},
+            {"runs", s.runs},
+            {"claims", json::array()}};
   return j;
 }
 
@@ -241,7 +275,16 @@ json report_json(const Analysis& a, const std::string& kind) {
                   {"bootstrap", {{"resamples", a.options.bootstrap.resamples}, {"seed", a.options.bootstrap.seed}}}};
   j["runs"] = a.runs;
   j["claims"] = json::array();
-  for (const auto& c : a.claims) j["claims"].push_back(claim_json(c));
+  for (std::size_t i = 0; i < a.claims.size(); ++i) {
+    const auto plan = a.plans.find(i);
+    j["claims"].push_back(claim_json(a.claims[i], plan == a.plans.end() ? nullptr : &plan->second));
+  }
+  j["studies"] = json::array();
+  for (const auto& s : a.studies) {
+    json sj = study_json(s);
+    for (std::size_t i = s.claims_begin; i < s.claims_end; ++i) sj["claims"].push_back(a.claims[i].claim.name);
+    j["studies"].push_back(std::move(sj));
+  }
   j["cells"] = json::array();
   // A cell's document lists every seed's values: at 100,000 runs, worth every core.
   std::vector<json> cells(a.cells.size());

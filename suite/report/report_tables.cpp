@@ -7,6 +7,7 @@
 
 #include "suite/core/text.h"
 #include "suite/report/efficiency.h"
+#include "suite/report/claims.h"
 #include "suite/report/text_format.h"
 
 namespace lrb {
@@ -429,13 +430,22 @@ Table claims_table(const Analysis& a) {
     row.back().alert = r.verdict == Verdict::NotTested || r.verdict == Verdict::Refuted;
     tab.rows.push_back(std::move(row));
   }
-  tab.notes.push_back(fmt::format(
-      "better / not-worse: Δ = A − B per seed over the seeds both ran, tested against the claimed threshold (two-sided t), "
-      "Holm-adjusted over the report's {} such claim(s) at α = {}; the interval is the t interval at the level of the claim's Holm step; "
-      "ratio: mean(A) / mean(B) over paired seeds, percentile bootstrap ({}); scaling: log-log least-squares slope over every ok run, t interval",
-      std::count_if(a.claims.begin(), a.claims.end(),
-                    [](const ClaimResult& r) { return r.claim.kind == ClaimKind::Better || r.claim.kind == ClaimKind::NotWorse; }),
-      a.options.alpha, bootstrap_note(a.options.bootstrap)));
+  const auto fixed_paired = std::count_if(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) {
+    return !r.sequential && (r.claim.kind == ClaimKind::Better || r.claim.kind == ClaimKind::NotWorse);
+  });
+  const bool any_fixed = std::any_of(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) { return !r.sequential; });
+  if (any_fixed)
+    tab.notes.push_back(fmt::format(
+        "better / not-worse: Δ = A − B per seed over the seeds both ran, tested against the claimed threshold (two-sided t), "
+        "Holm-adjusted over the report's {} such claim(s) at α = {}; the interval is the t interval at the level of the claim's Holm step; "
+        "ratio: mean(A) / mean(B) over paired seeds, percentile bootstrap ({}); scaling: log-log least-squares slope over every ok run, t interval",
+        fixed_paired, a.options.alpha, bootstrap_note(a.options.bootstrap)));
+  if (!a.studies.empty())
+    tab.notes.push_back(fmt::format(
+        "claims of a sequential study: judged at each look on the seeds below it; the interval is the repeated confidence "
+        "interval of the look that decided the claim (or of its last look): t for Δ, Fieller's for a ratio, t for a slope, at the "
+        "look's α-spending boundary, with Holm across the study's better / not-worse claims at α = {} (the looks table below)",
+        a.options.alpha));
   tab.notes.push_back("supported: the interval lies wholly in the claimed region; refuted: wholly outside it; inconclusive: it "
                       "straddles the edge; not tested: a cell has no value; (↑) higher is better, (↓) lower is better");
   for (const auto& r : a.claims) {
@@ -447,11 +457,57 @@ Table claims_table(const Analysis& a) {
   return tab;
 }
 
+// A sequential study's claims, look by look: what each look read, its repeated interval at
+// the look's boundary, and what it decided; then why the study stopped for each claim.
+Table looks_table(const Analysis& a) {
+  Table tab;
+  tab.id = "claims-looks";
+  tab.title = "claims — looks of the sequential design";
+  tab.columns = {"claim", "look", "seeds", "n", "estimate", "repeated interval", "confidence", "|z| boundary", "α share", "verdict"};
+  for (const auto& study : a.studies) {
+    for (std::size_t i = study.claims_begin; i < study.claims_end; ++i) {
+      const ClaimResult& r = a.claims[i];
+      for (const auto& l : r.looks) {
+        std::vector<TableCell> row;
+        row.push_back(text(r.claim.name));
+        row.push_back(count(l.look));
+        row.push_back(count(static_cast<std::size_t>(l.seeds)));
+        row.push_back(count(l.n));
+        row.push_back(l.estimate ? number(*l.estimate, claim_number(r, *l.estimate)) : text("–"));
+        row.push_back(l.interval ? number(l.interval->lo, "[" + claim_number(r, l.interval->lo) + ", " + claim_number(r, l.interval->hi) + "]")
+                                 : text("–"));
+        row.push_back(l.interval ? number(l.confidence, confidence_text(l.confidence, true)) : text("–"));
+        row.push_back(l.z_boundary ? number(*l.z_boundary, fmt::format("{:.3f}", *l.z_boundary))
+                                   : text(l.interval ? "exact" : "–"));
+        row.push_back(number(l.alpha, fmt::format("{:.4g}", l.alpha)));
+        row.push_back(text(verdict_name(l.verdict)));
+        row.back().best = l.verdict == Verdict::Supported;
+        row.back().alert = l.verdict == Verdict::Refuted || l.verdict == Verdict::NotTested;
+        tab.rows.push_back(std::move(row));
+      }
+    }
+    std::string budget = study.budget_seconds ? fmt::format("budget {}, {} spent", format_budget(*study.budget_seconds),
+                                                            format_budget(study.spent_seconds))
+                                              : fmt::format("no budget, {} spent", format_budget(study.spent_seconds));
+    tab.notes.push_back(fmt::format("{}: seeds = {{ {} }}, looks at {} seeds; {}; {}; {} run(s)", study.sweep, study.design.text(),
+                                    fmt::join(study.look_seeds, ", "), budget, study.plan.summary, study.runs));
+    for (std::size_t i = study.claims_begin; i < study.claims_end; ++i)
+      tab.notes.push_back(a.claims[i].claim.name + ": " + a.claims[i].stopped);
+  }
+  tab.notes.push_back(
+      "each look reads the seeds below its count; its interval is the repeated confidence interval at the look's "
+      "O'Brien–Fleming-shaped α-spending boundary (Lan–DeMets), so a claim may be decided at any look without inflating "
+      "false verdicts; α share: the claim's part of the study's α (Holm's procedure in its sequential form for better and "
+      "not-worse claims); exact figures are decided at the first look");
+  return tab;
+}
+
 }  // namespace
 
 std::vector<Table> report_tables(const Analysis& a) {
   std::vector<Table> out;
   if (!a.claims.empty()) out.push_back(claims_table(a));
+  if (!a.studies.empty()) out.push_back(looks_table(a));
   for (const auto& t : a.tasks) {
     auto efficiency = efficiency_table(a, t);
     // A measurement sweep records figures, not the task's metric: lead with what it measured
@@ -545,6 +601,42 @@ std::vector<Table> leaderboard_tables(const Analysis& a) {
     out.push_back(std::move(tab));
   }
   return out;
+}
+
+// What settling each open claim would cost (study_plan.h).
+std::optional<Table> claim_plan_table(const Analysis& a) {
+  if (a.plans.empty()) return std::nullopt;
+  Table tab;
+  tab.id = "claims-plan";
+  tab.title = "claims — what settling the open ones would cost";
+  tab.columns = {"claim", "design", "seeds so far", "effect", "fixed: seeds for 80 %", "sequential: expected seeds",
+                 "sequential: power", "run-hours (fixed / sequential)", "wall hours (fixed / sequential)"};
+  auto hours = [](const std::optional<double>& h) { return h ? fmt::format("{:.2f}", *h) : std::string("–"); };
+  for (const auto& [i, p] : a.plans) {
+    const ClaimResult& r = a.claims[i];
+    std::vector<TableCell> row;
+    row.push_back(text(r.claim.name));
+    row.push_back(text(p.design.text() + (p.assumed_design ? " (assumed)" : "")));
+    row.push_back(count(p.seeds_done));
+    if (!p.why_not.empty()) {
+      row.push_back(text(p.why_not));
+      for (int k = 0; k < 5; ++k) row.push_back(text("–"));
+      tab.rows.push_back(std::move(row));
+      continue;
+    }
+    row.push_back(p.effect ? number(*p.effect, fmt::format("{:+.3f}", *p.effect)) : text("–"));
+    row.push_back(p.fixed_seeds ? count(*p.fixed_seeds) : text("> 100000"));
+    row.push_back(p.sequential_seeds ? number(*p.sequential_seeds, fmt::format("{:.1f}", *p.sequential_seeds)) : text("–"));
+    row.push_back(p.sequential_power ? number(*p.sequential_power, fmt::format("{:.2f}", *p.sequential_power)) : text("–"));
+    row.push_back(text(hours(p.fixed_run_hours) + " / " + hours(p.sequential_run_hours)));
+    row.push_back(text(hours(p.fixed_wall_hours) + " / " + hours(p.sequential_wall_hours) + fmt::format(" on {}", p.slots)));
+    tab.rows.push_back(std::move(row));
+  }
+  tab.notes.push_back("effect: (estimate − threshold) / sd per seed (ratio claims: of A − r·B at the nearer bound); fixed: the "
+                      "paired seeds a fixed design needs for 80 % power at the claim's level; sequential: the seeds the design is "
+                      "expected to spend at the observed effect, and its chance of deciding by max (normal approximation); "
+                      "hours: still to spend, from the median run time of the claim's cells, on the runs at a time the study ran with");
+  return tab;
 }
 
 }  // namespace lrb

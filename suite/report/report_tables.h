@@ -2,6 +2,7 @@
 // The tables of an Analysis, for people: what `lrbench report` and `lrbench leaderboard`
 // print. Every sink that shows tables (terminal, Markdown, LaTeX, HTML) renders these.
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "suite/report/analysis.h"
@@ -19,6 +20,9 @@ std::vector<Table> report_tables(const Analysis& a);
 
 // Per (task, setting): tie groups; then mean rank and normalised IQM across them.
 std::vector<Table> leaderboard_tables(const Analysis& a);
+
+// `lrbench plan`: what settling each inconclusive claim would cost; none without one.
+std::optional<Table> claim_plan_table(const Analysis& a);
 
 const char* correction_label(stats::Correction c);  // "Holm", "Benjamini–Hochberg", "none"
 

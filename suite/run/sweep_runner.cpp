@@ -28,6 +28,8 @@
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/gpu_binding.h"
 #include "suite/store/results_folder.h"
+#include "suite/store/results_index.h"
+#include "suite/store/study_log.h"
 #include "suite/store/run_file.h"
 #include "suite/store/sweep_manifest.h"
 
@@ -114,11 +116,12 @@ std::string gpus_shared_by_ranks(const MpiSession& mpi, const nlohmann::json& pr
 struct ScanResult {
   std::vector<std::int64_t> pending;
   int finished = 0, finished_failed = 0;
+  std::vector<RunRecord> finished_records;  // kept for a sequential study's judge (index views)
 };
 
 // Looks at `mine` (indices into runs) only: a shard never touches another shard's files.
 ScanResult scan_for_resume(const fs::path& out, const std::vector<RunSpec>& runs, const std::vector<std::size_t>& mine,
-                           bool retry_failed, StaleScope stale_scope) {
+                           bool retry_failed, StaleScope stale_scope, bool keep_records) {
   ScanResult r;
   for (const auto& p : clear_stale_temporaries(out, stale_scope))
     fmt::print(stderr, "lrbench: removed a stale temporary file {}\n", p.string());
@@ -140,6 +143,7 @@ ScanResult scan_for_resume(const fs::path& out, const std::vector<RunSpec>& runs
     const RunStatus st = check.record->status;
     if (st == RunStatus::Ok || (st == RunStatus::Failed && !retry_failed)) {
       ++r.finished;
+      if (keep_records) r.finished_records.push_back(index_view(std::move(*check.record)));
       if (st == RunStatus::Failed) ++r.finished_failed;
       // A process killed after publishing the run file and before removing the run's
       // checkpoint leaves one behind; the run is finished, so nothing will resume from it.
@@ -167,6 +171,20 @@ void check_same_sweep(const fs::path& out, const SweepSpec& spec) {
   if (name != spec.sweep.name)
     throw UserError(out.string() + " holds the results of sweep '" + name + "' (" + ResultsLayout(out).manifest().string() +
                     "); write sweep '" + spec.sweep.name + "' to another --out folder, so that reports do not mix them");
+  // A sequential design's looks are planned from its first seeds on: changing first, step or
+  // max on the way, or starting one on runs already seen, would spend the error twice.
+  const auto& was = manifest->sequential;
+  const auto& now = spec.sweep.sequential;
+  if (was && now && *was != *now)
+    throw UserError(spec.sweep.sequential_at, "this study started with seeds = { " + was->text() + " } (" +
+                                                  ResultsLayout(out).manifest().string() + "); a sequential design cannot change "
+                                                  "once it has looked at results: keep it, or start the new design in another --out folder");
+  if (!was && now && !manifest->runs.empty() && fs::exists(ResultsLayout(out).runs()) && !fs::is_empty(ResultsLayout(out).runs()))
+    throw UserError(spec.sweep.sequential_at, out.string() + " holds runs of this sweep as a fixed design; a sequential "
+                                                             "design must start before any result is seen: write it to another --out folder");
+  if (was && !now)
+    throw UserError(out.string() + " holds a sequential study (seeds = { " + was->text() + " }); give the same design, or write "
+                    "the fixed design to another --out folder");
 }
 
 // The shards of one sweep write the folder together, holding .lock shared; a whole sweep
@@ -202,10 +220,27 @@ std::unique_ptr<FolderLock> lock_for_shard(const fs::path& out, const Shard& sha
 }
 
 void write_sweep_manifest(const fs::path& out, const SweepSpec& spec, const ExpandedSweep& ex) {
-  SweepManifest manifest{spec.sweep.name, spec.file, {}, ex.skipped, ex.claims};
-  for (const auto& r : ex.runs) manifest.runs.push_back(r.key);
-  write_sweep_manifest(out, manifest);
+  write_sweep_manifest(out, make_sweep_manifest(spec, ex));
   write_file_atomic(ResultsLayout(out).sweep_file_copy(), read_file(spec.file));
+}
+
+// Rank 0's scheduler of a sequential study: the judge from the CLI, and each run's queue item.
+std::unique_ptr<SequentialSource> make_sequential_source(const SweepSpec& spec, const ExpandedSweep& ex,
+                                                         const std::vector<std::size_t>& mine, std::vector<RunRecord> finished,
+                                                         const SweepRunOptions& options, StudyClock* clock, bool refill_waves) {
+  if (!options.make_judge) throw UserError(spec.sweep.sequential_at.str() + ": this program cannot judge a sequential study");
+  std::vector<std::string> varying;
+  {
+    std::vector<nlohmann::json> specs;
+    for (const auto& r : ex.runs) specs.push_back(r.spec);
+    varying = varying_paths(specs);
+  }
+  auto item_of = [&ex, varying](std::int64_t i) {
+    const RunSpec& r = ex.runs[static_cast<std::size_t>(i)];
+    return WorkItem{i, r.cost, describe_run(r, varying)};
+  };
+  return std::make_unique<SequentialSource>(spec, ex, mine, std::move(finished), options.make_judge(*spec.sweep.sequential, ex.claims),
+                                            clock, item_of, refill_waves);
 }
 
 }  // namespace
@@ -269,7 +304,7 @@ int run_sweep(const SweepRunOptions& options) {
       }
       check_same_sweep(out, spec);
       scan = scan_for_resume(out, ex.runs, mine, options.retry_failed,
-                             shard.whole() ? StaleScope::AnyHost : StaleScope::ThisHostOnly);
+                             shard.whole() ? StaleScope::AnyHost : StaleScope::ThisHostOnly, spec.sweep.sequential.has_value());
       write_sweep_manifest(out, spec, ex);
     } catch (const UserError& e) {
       fmt::print(stderr, "lrbench: error: {}\n", e.what());
@@ -288,6 +323,25 @@ int run_sweep(const SweepRunOptions& options) {
     if (mpi.rank() == 0)
       fmt::print(stderr, "lrbench: stopped by a signal before any run started; run the same command again to resume\n");
     return kExitStopped;
+  }
+  // A sequential study runs the wave its last look asks for; rank 0 judges each next look.
+  std::unique_ptr<StudyClock> clock;
+  std::unique_ptr<SequentialSource> source;
+  if (spec.sweep.sequential) {
+    int failed = kExitDone;
+    if (mpi.rank() == 0) try {
+      clock = std::make_unique<StudyClock>(out);
+      source = make_sequential_source(spec, ex, mine, std::move(scan.finished_records), options, clock.get(), shard.whole());
+      scan.pending = source->initial();
+    } catch (const UserError& e) {
+      fmt::print(stderr, "lrbench: error: {}\n", e.what());
+      failed = kExitUsage;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "lrbench: error: {}\n", e.what());
+      failed = kExitInternal;
+    }
+    // Every rank reaches this collective: a study that cannot start stops them all.
+    if (const int code = mpi.max_over_ranks(failed)) return code;
   }
   const std::vector<std::int64_t> pending = share_pending(mpi, scan.pending);
 
@@ -344,13 +398,14 @@ int run_sweep(const SweepRunOptions& options) {
   ctx.group = group.get();
   const bool asks_queue = !group || group->rank() == 0;
 
-  WorkQueue queue(mpi, items, board.get(), ranks_per_run);
+  WorkQueue queue(mpi, items, board.get(), ranks_per_run, source.get());
   std::optional<std::pair<std::int64_t, ItemOutcome>> previous;
+  std::string message;  // a sequential study's judge reads the finished run's record
   int internal_error = 0;
   auto next_run = [&]() -> std::optional<std::int64_t> {
-    if (!group) return queue.next(previous);
+    if (!group) return queue.next(previous, message);
     std::int64_t idx = -1;
-    if (asks_queue) idx = queue.next(previous).value_or(-1);
+    if (asks_queue) idx = queue.next(previous, message).value_or(-1);
     idx = group->share_from_leader(idx);
     if (idx < 0) return std::nullopt;
     return idx;
@@ -358,12 +413,14 @@ int run_sweep(const SweepRunOptions& options) {
   while (auto idx = next_run()) {
     const RunSpec& run = ex.runs[static_cast<std::size_t>(*idx)];
     ItemOutcome outcome = ItemOutcome::Failed;
+    message.clear();  // nothing stored, nothing for the judge: the run's look waits for the next session
     try {
       RunOutcome r = execute_run(run, ctx);
       outcome = r.status == RunStatus::Ok ? ItemOutcome::Ok : r.status == RunStatus::Failed ? ItemOutcome::Failed : ItemOutcome::Stopped;
       // A group's member 0 speaks for it (the others end the same way).
       if (r.status != RunStatus::Ok && asks_queue)
         fmt::print(stderr, "lrbench: {} {}: {}\n", describe_run(run, varying), status_name(r.status), r.error);
+      if (spec.sweep.sequential && asks_queue && r.status != RunStatus::Stopped) message = study_message(r.record);
     } catch (const std::exception& e) {
       // Publishing the record failed: nothing of this run is stored. Report and go on.
       fmt::print(stderr, "lrbench: {} ({}): could not store the result: {}\n", describe_run(run, varying), mpi.label(), e.what());
@@ -380,6 +437,16 @@ int run_sweep(const SweepRunOptions& options) {
                                             : fmt::format("shard {}: {} of the sweep's {} runs", shard.text(), mine.size(), ex.runs.size());
     fmt::print(stderr, "lrbench: {}: {} ran now ({} ok, {} failed, {} stopped), {} were already finished\n", scope,
                totals.ok + totals.failed + totals.stopped, totals.ok, totals.failed, totals.stopped, scan.finished);
+    if (source) {
+      const WavePlan& plan = source->plan();
+      if (plan.end != WavePlan::End::Running)
+        fmt::print(stderr, "lrbench: sequential study ended: {} (lrbench report {} shows each claim's looks)\n", plan.summary, out.string());
+      else if (!shard.whole() && !totals.stopped)
+        fmt::print(stderr, "lrbench: sequential study: this shard's part of the wave is done; the next look comes when every "
+                           "shard's is (the final job of the array judges it and submits the next wave)\n");
+      if (source->speculative())
+        fmt::print(stderr, "lrbench: {} run(s) of a next wave started while a look waited for runs in flight\n", source->speculative());
+    }
     if (totals.stopped) fmt::print(stderr, "lrbench: stopped; run the same command again to resume\n");
     else if (failed) fmt::print(stderr, "lrbench: {} run(s) failed; `lrbench report {}` shows why\n", failed, out.string());
   }

@@ -3,9 +3,14 @@
 // ranks of an MPI job. Resumable: finished runs are skipped, stopped ones continue from
 // their checkpoints, damaged result files are quarantined and recomputed.
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <vector>
 
+#include "suite/config/claim_spec.h"
+#include "suite/config/sequential_design.h"
 #include "suite/config/shard.h"
+#include "suite/run/sequential_source.h"
 
 namespace lrb {
 
@@ -19,6 +24,10 @@ struct SweepRunOptions {
   // this shard's runs only.
   Shard shard;
   std::string data_cache;     // --data-cache: a folder, "none", or "" for the default (suite/run/data_cache.h)
+  // For a sequential study (seeds = { first, step, max }): makes the judge of its looks.
+  // The run layer does not evaluate claims; the CLI gives the report's judge
+  // (suite/report/sequential_claims.h). Without it a sequential sweep is refused.
+  std::function<StudyJudge(const SequentialSeeds&, const std::vector<ClaimSpec>&)> make_judge;
 };
 
 // Returns the process exit code (suite/core/exit_codes.h).

@@ -126,7 +126,8 @@ std::string render_final_script(const SbatchJob& job) {
                                      {"LRBENCH", job.lrbench.string()},
                                      {"SPEC", job.spec.string()},
                                      {"OUT", job.out.string()},
-                                     {"ARRAY_SCRIPT", job.array_script.string()}});
+                                     {"ARRAY_SCRIPT", job.array_script.string()},
+                                     {"SEQUENTIAL", job.sequential ? "1" : "0"}});
 }
 
 }  // namespace lrb

@@ -27,6 +27,7 @@ struct SbatchJob {
   std::optional<ArraySpec> array;            // set: one shard per array task
   int signal_lead_seconds = 120;
   int max_no_progress = 3;  // requeues in a row without progress before giving up
+  bool sequential = false;  // a sequential study: the final job chains the arrays of its waves
 };
 
 // Checks every field (UserError naming the flag); the renderers call it first.

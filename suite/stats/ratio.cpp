@@ -1,6 +1,7 @@
 #include "suite/stats/ratio.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "suite/core/errors.h"
 
@@ -46,6 +47,36 @@ RatioEstimate ratio_of_means(const std::vector<double>& a, const std::vector<dou
   r.resamples = settings.resamples;
   r.seed = settings.seed;
   return r;
+}
+
+std::optional<Interval> fieller_paired_ratio(const std::vector<double>& a, const std::vector<double>& b, double critical) {
+  LRB_CHECK(a.size() == b.size(), "fieller_paired_ratio: a and b must be paired");
+  const std::size_t n = a.size();
+  if (n < 2) return std::nullopt;
+  const double ma = mean(a), mb = mean(b);
+  double saa = 0, sbb = 0, sab = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+    sab += (a[i] - ma) * (b[i] - mb);
+  }
+  const double df = static_cast<double>(n - 1);
+  saa /= df;
+  sbb /= df;
+  sab /= df;
+  if (saa == 0 && sbb == 0) {
+    if (mb == 0) return std::nullopt;
+    return Interval{ma / mb, ma / mb};
+  }
+  if (!std::isfinite(critical)) return std::nullopt;
+  // (ma − ρ·mb)² ≤ g·(saa − 2ρ·sab + ρ²·sbb), g = c²/n: a quadratic in ρ opening upwards
+  // when mb² > g·sbb, and then bounded.
+  const double g = critical * critical / static_cast<double>(n);
+  const double qa = mb * mb - g * sbb, qb = ma * mb - g * sab, qc = ma * ma - g * saa;
+  if (!(qa > 0)) return std::nullopt;
+  const double disc = std::max(0.0, qb * qb - qa * qc);
+  const double root = std::sqrt(disc);
+  return Interval{(qb - root) / qa, (qb + root) / qa};
 }
 
 }  // namespace lrb::stats

@@ -25,4 +25,11 @@ RatioEstimate ratio_of_means(const std::vector<double>& a, const std::vector<dou
 RatioEstimate ratio_of_means(const std::vector<double>& a, const std::vector<double>& b,
                              const BootstrapSettings& settings = {});
 
+// Fieller's interval for mean(A) / mean(B) over paired seeds: the ratios ρ whose paired
+// differences A − ρ·B have a one-sample |t| below `critical` (Fieller 1954, JRSS B 16:175-185).
+// Unlike a bootstrap it holds at any level, however small, so a sequential study's repeated
+// intervals use it. Absent when the set is unbounded (mean(B) indistinguishable from 0 at
+// that level) or n < 2; a point when neither side varies.
+std::optional<Interval> fieller_paired_ratio(const std::vector<double>& a, const std::vector<double>& b, double critical);
+
 }  // namespace lrb::stats

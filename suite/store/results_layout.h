@@ -7,6 +7,7 @@
 //   DIR/sweep.json, DIR/sweep.toml the sweep's manifest (its run keys, skipped combinations,
 //                                  claims) and the sweep file it was expanded from
 //   DIR/sweep.h5                   everything merged by `lrbench merge`
+//   DIR/study.json, DIR/.lock-study a sequential study's sessions and time spent (study_log.h)
 //   DIR/runs.index                 what reports read of each run file (results_index.h)
 //   DIR/slurm/                     `lrbench slurm`'s scripts, sweep copies and job logs
 //   DIR/.lock, .lock-layout, .lock-shard-I-of-N, .shard-layout
@@ -32,6 +33,8 @@ class ResultsLayout {
   std::filesystem::path sweep_file_copy() const { return dir_ / "sweep.toml"; }
   std::filesystem::path merged() const { return dir_ / "sweep.h5"; }
   std::filesystem::path index() const { return dir_ / "runs.index"; }
+  std::filesystem::path study_log() const { return dir_ / "study.json"; }
+  std::filesystem::path study_lock() const { return dir_ / ".lock-study"; }
   std::filesystem::path slurm() const { return dir_ / "slurm"; }
   std::filesystem::path folder_lock() const { return dir_ / ".lock"; }
   std::filesystem::path shard_layout_lock() const { return dir_ / ".lock-layout"; }

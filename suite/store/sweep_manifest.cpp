@@ -28,6 +28,15 @@ std::string string_at(const json& j, const char* name, const std::string& where)
 
 }  // namespace
 
+SweepManifest make_sweep_manifest(const SweepSpec& spec, const ExpandedSweep& ex) {
+  SweepManifest m{spec.sweep.name, spec.file, {}, ex.skipped, ex.claims, spec.sweep.sequential, spec.sweep.budget_seconds, {}};
+  for (const auto& r : ex.runs) {
+    m.runs.push_back(r.key);
+    if (spec.sweep.sequential) m.wave_runs.push_back(wave_run(r.spec, ex.claims));
+  }
+  return m;
+}
+
 bool is_run_key(std::string_view text) {
   return text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
@@ -37,7 +46,15 @@ json SweepManifest::to_json() const {
   for (const auto& s : skipped) skipped_json.push_back({{"what", s.what}, {"reason", s.reason}});
   json claims_json = json::array();
   for (const auto& c : claims) claims_json.push_back(c.to_json());
-  return {{"sweep", sweep}, {"file", file}, {"runs", runs}, {"skipped", skipped_json}, {"claims", claims_json}};
+  json j = {{"sweep", sweep}, {"file", file}, {"runs", runs}, {"skipped", skipped_json}, {"claims", claims_json}};
+  if (sequential) {
+    j["sequential"] = sequential->to_json();
+    if (budget_seconds) j["sequential"]["budget_s"] = *budget_seconds;
+    json w = json::array();
+    for (const auto& r : wave_runs) w.push_back(json::array({r.seed, r.claims}));
+    j["sequential"]["runs"] = std::move(w);
+  }
+  return j;
 }
 
 SweepManifest SweepManifest::from_json(const json& j) {
@@ -66,6 +83,31 @@ SweepManifest SweepManifest::from_json(const json& j) {
         throw UserError("claims[" + std::to_string(i) + "] cannot be read (" + e.what() + ")");
       }
     }
+  if (const json* design = field(j, "sequential", json::value_t::object, "an object", false)) {
+    try {
+      m.sequential = SequentialSeeds::from_json(*design);
+      if (design->contains("budget_s")) {
+        const double b = design->at("budget_s").get<double>();
+        if (!(b > 0) || b > kMaxBudgetSeconds) throw UserError("budget_s is not a positive time of at most a year");
+        m.budget_seconds = b;
+      }
+      if (design->contains("runs")) {
+        const json& w = design->at("runs");
+        if (!w.is_array() || w.size() != m.runs.size()) throw UserError("sequential.runs does not list every run");
+        for (const auto& r : w) {
+          WaveRun x{r.at(0).get<std::int64_t>(), r.at(1).get<std::vector<std::size_t>>()};
+          for (std::size_t c : x.claims)
+            if (c >= m.claims.size()) throw UserError("sequential.runs names a claim that is not there");
+          m.wave_runs.push_back(std::move(x));
+        }
+      }
+    } catch (const json::exception& e) {
+      throw UserError(std::string("\"sequential\" cannot be read (") + e.what() + ")");
+    } catch (const UserError& e) {
+      throw UserError(std::string("\"sequential\" cannot be read (") + e.what() + ")");
+    }
+    if (m.claims.empty()) throw UserError("\"sequential\" is given but there are no claims");
+  }
   return m;
 }
 

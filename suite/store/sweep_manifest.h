@@ -13,6 +13,7 @@
 
 #include "suite/config/claim_spec.h"
 #include "suite/config/expand.h"
+#include "suite/config/sequential_design.h"
 
 namespace lrb {
 
@@ -22,12 +23,20 @@ struct SweepManifest {
   std::vector<std::string> runs;            // run keys (is_run_key)
   std::vector<SkippedCombination> skipped;  // combinations the sweep could not run
   std::vector<ClaimSpec> claims;            // the sweep's [[claim]]s, checked
+  // A sequential study's design (seeds = { first, step, max }) and budget: the report
+  // replays its looks from the run files (suite/report/sequential_claims.h).
+  std::optional<SequentialSeeds> sequential;
+  std::optional<double> budget_seconds;
+  std::vector<WaveRun> wave_runs;  // sequential: per run (as `runs`), its seed and the claims it feeds
 
   nlohmann::json to_json() const;
   // Throws UserError saying which field is wrong and how. "skipped", "claims" and "file"
   // may be missing (older manifests); "sweep" and "runs" may not.
   static SweepManifest from_json(const nlohmann::json& j);
 };
+
+// The manifest of an expanded sweep (what `lrbench run` writes, and what `status --spec` reads).
+SweepManifest make_sweep_manifest(const SweepSpec& spec, const ExpandedSweep& ex);
 
 // 64 lowercase hex digits: the sha256 a run file is named by (runs/<key>.h5).
 bool is_run_key(std::string_view text);

@@ -1,0 +1,99 @@
+#include "suite/report/claim_sides.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <set>
+
+#include "suite/report/cells.h"
+
+namespace lrb::claim_sides {
+
+std::string over_name(const ClaimSpec& c) { return c.over.substr(c.over.rfind('.') + 1); }
+
+double over_value(const RunRecord& r, const std::string& over) {
+  const json& j = over == "task.seq_len" ? r.spec.at("task").at("seq_len") : r.spec.at("train").at("batch_size");
+  return j.get<double>();
+}
+
+SideRuns collect(const CellSelector& sel, const std::string& metric, const std::vector<RunRecord>& runs,
+                 const std::string& over, std::int64_t seed_limit) {
+  SideRuns s;
+  for (const auto& r : runs) {
+    if (!sel.matches(r.spec)) continue;
+    const std::int64_t seed = r.spec.at("seed_index").get<std::int64_t>();
+    if (seed >= seed_limit) continue;
+    ++s.found;
+    if (r.status != RunStatus::Stopped) ++s.finished;
+    const std::string at = (over.empty() ? std::string() : fmt::format("{}={:g} ", over.substr(over.rfind('.') + 1), over_value(r, over))) +
+                           "seed " + std::to_string(seed);
+    if (r.status != RunStatus::Ok) {
+      s.problems.push_back(at + " " + status_name(r.status) + (r.error.empty() ? "" : ": " + r.error));
+      continue;
+    }
+    auto it = r.metrics.find(sel.metric_name(metric));
+    if (it == r.metrics.end() || !std::isfinite(it->second)) {
+      s.problems.push_back(at + ": no value of " + display_metric(metric));
+      continue;
+    }
+    s.values.emplace_back(&r, it->second);
+  }
+  return s;
+}
+
+stats::SeedValues by_seed(const SideRuns& s) {
+  stats::SeedValues v;
+  for (const auto& [r, x] : s.values) v.emplace(r->spec.at("seed_index").get<std::int64_t>(), x);
+  return v;
+}
+
+bool side_missing(ClaimResult& r, const CellSelector& sel, const SideRuns& s, const char* name, std::size_t expected) {
+  const std::string who = std::string(name) + " (" + sel.label + ")";
+  for (const auto& p : s.problems) r.notes.push_back(who + ": " + p);
+  if (expected > s.found)
+    r.notes.push_back(fmt::format("{}: {} of {} run(s) not in the results (not run yet, or a damaged file)", who,
+                                  expected - s.found, expected));
+  if (!s.values.empty()) return false;
+  r.verdict = Verdict::NotTested;
+  r.why = who + " has no run with a value" +
+          (s.found == 0 ? ": none of its runs is in the results" : fmt::format(" ({} run(s) without one; see the notes)", s.found));
+  return true;
+}
+
+// Figures that are exact counts on CPU: the counting allocator's bytes (and the batch search
+// built on them), parameters and analytic FLOPs depend on shapes alone, never on the seed
+// or the machine's load. One run of such a figure is the figure, with no sampling spread.
+bool exact_figure(const std::string& metric, const std::vector<RunRecord>& runs, const CellSelector& a, const CellSelector& b) {
+  static const std::set<std::string> exact = {"peak_bytes", "peak_step_bytes", "attention_peak_bytes", "max_batch_in_budget",
+                                              "params", "flops_per_sample"};
+  // A variant's inference peak (infer_peak_bytes_b<B>) is a count of the same allocator.
+  if (!exact.count(metric) && metric.rfind("infer_peak_bytes_b", 0) != 0) return false;
+  for (const auto& r : runs)
+    if ((a.matches(r.spec) || (!b.match.empty() && b.matches(r.spec))) && r.spec.value("device", std::string("cpu")) != "cpu")
+      return false;
+  return true;
+}
+
+const char* const kExactNote = "an exact figure (a deterministic count on CPU, the same on every seed): one seed gives it";
+
+void decide_region(ClaimResult& r, double lo, double hi, const std::optional<double>& min, const std::optional<double>& max) {
+  const double a = min.value_or(-std::numeric_limits<double>::infinity());
+  const double b = max.value_or(std::numeric_limits<double>::infinity());
+  if (lo >= a && hi <= b) {
+    r.verdict = Verdict::Supported;
+    r.why = "the interval lies wholly in the claimed region";
+  } else if (hi < a || lo > b) {
+    r.verdict = Verdict::Refuted;
+    r.why = "the interval lies wholly outside the claimed region";
+  } else {
+    r.verdict = Verdict::Inconclusive;
+    r.why = "the interval straddles the claimed region's edge";
+  }
+}
+
+double paired_threshold(const ClaimSpec& c, bool higher_is_better) {
+  const double t = c.kind == ClaimKind::Better ? c.margin : -c.margin;
+  return higher_is_better ? t : -t;
+}
+
+}  // namespace lrb::claim_sides

@@ -1,0 +1,51 @@
+#pragma once
+// The runs a claim reads, side by side: what both the fixed design (claims.cpp) and the
+// sequential one (sequential_claims.cpp) judge. A side's values by seed, the runs that gave
+// none and why, and whether the figure is an exact count.
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "suite/config/claim_spec.h"
+#include "suite/report/claims.h"
+#include "suite/stats/paired.h"
+#include "suite/store/run_record.h"
+
+namespace lrb::claim_sides {
+
+inline constexpr std::int64_t kAllSeeds = std::numeric_limits<std::int64_t>::max();
+
+// The runs of one side of a claim: values by seed (or points), and what gave none.
+struct SideRuns {
+  std::vector<std::pair<const RunRecord*, double>> values;
+  std::vector<std::string> problems;  // "seed 2 failed: out of memory"
+  std::size_t found = 0;              // runs of the side in the results, any status
+  std::size_t finished = 0;           // of them, ok or failed (a stopped run is still to finish)
+};
+
+// The side's runs with a seed index below `seed_limit`.
+SideRuns collect(const CellSelector& sel, const std::string& metric, const std::vector<RunRecord>& runs,
+                 const std::string& over, std::int64_t seed_limit = kAllSeeds);
+stats::SeedValues by_seed(const SideRuns& s);
+
+// Not tested when a side has no value; notes for runs without one and runs not found
+// (`expected` runs of the side were to be there).
+bool side_missing(ClaimResult& r, const CellSelector& sel, const SideRuns& s, const char* name, std::size_t expected);
+
+// Figures that are exact counts on CPU (the same on every seed): one run gives the figure.
+bool exact_figure(const std::string& metric, const std::vector<RunRecord>& runs, const CellSelector& a, const CellSelector& b);
+extern const char* const kExactNote;
+
+// Supported / refuted / inconclusive as [lo, hi] lies in, outside or across [min, max].
+void decide_region(ClaimResult& r, double lo, double hi, const std::optional<double>& min, const std::optional<double>& max);
+
+// The threshold Δ must beat (better: margin; not-worse: −margin), in the metric's direction.
+double paired_threshold(const ClaimSpec& c, bool higher_is_better);
+
+std::string over_name(const ClaimSpec& c);  // "seq_len"
+double over_value(const RunRecord& r, const std::string& over);
+
+}  // namespace lrb::claim_sides

@@ -1,0 +1,441 @@
+#include "suite/report/sequential_claims.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "suite/report/cells.h"
+#include "suite/report/claim_sides.h"
+#include "suite/stats/group_sequential.h"
+#include "suite/stats/power.h"
+#include "suite/stats/ratio.h"
+#include "suite/stats/sample_stats.h"
+#include "suite/stats/scaling_fit.h"
+
+namespace lrb {
+
+namespace {
+
+using namespace claim_sides;
+
+// Boundaries depend only on (level, fractions): studies without failures share them, and a
+// report judges every look again from the start. Kept for the process, bounded.
+const stats::SpendingBoundary& boundary_for(double level, const std::vector<double>& fractions) {
+  static std::mutex mutex;
+  static std::map<std::string, stats::SpendingBoundary> cache;
+  std::string key(sizeof(double) * (fractions.size() + 1), '\0');
+  std::memcpy(key.data(), &level, sizeof(double));
+  if (!fractions.empty()) std::memcpy(key.data() + sizeof(double), fractions.data(), sizeof(double) * fractions.size());
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (cache.size() > 20000) cache.clear();
+  return cache.emplace(key, stats::obrien_fleming_boundary(fractions, level)).first->second;
+}
+
+// What one look reads of one claim.
+struct LookData {
+  bool complete = true;      // every run of the claim's sides below the look's seeds has finished
+  bool exact = false;        // an exact figure: decided without sampling error
+  std::size_t n = 0;         // pairs (better, not-worse, ratio) or points (scaling)
+  std::size_t max_n = 0;     // what max seeds would give
+  std::vector<double> a, b;  // paired values
+  std::vector<double> x, y;  // scaling points
+  std::vector<std::int64_t> seeds;
+  ClaimResult scratch;       // notes, and not tested with its reason
+  bool failed_side = false;  // a side whose finished runs all failed: more seeds will not help
+};
+
+std::size_t per_seed(const CellSelector& side, const SequentialSeeds& d) {
+  return std::max<std::size_t>(1, side.expected_runs / static_cast<std::size_t>(d.max));
+}
+
+bool side_complete(const SideRuns& s, const CellSelector& side, const SequentialSeeds& d, std::int64_t seeds) {
+  return s.finished >= per_seed(side, d) * static_cast<std::size_t>(seeds);
+}
+
+LookData look_data(const ClaimSpec& c, bool higher_is_better, const SequentialSeeds& d, const std::vector<RunRecord>& runs,
+                   std::int64_t seeds) {
+  LookData L;
+  L.scratch.claim = c;
+  L.scratch.higher_is_better = higher_is_better;
+  L.scratch.verdict = Verdict::Inconclusive;
+  const bool scaling = c.kind == ClaimKind::Scaling;
+  const SideRuns a = collect(c.a, c.metric, runs, scaling ? c.over : "", seeds);
+  L.complete = side_complete(a, c.a, d, seeds);
+  const std::size_t expected_a = per_seed(c.a, d) * static_cast<std::size_t>(seeds);
+  L.exact = exact_figure(c.metric, runs, c.a, c.b);
+  if (scaling) {
+    L.max_n = per_seed(c.a, d) * static_cast<std::size_t>(d.max);
+    if (side_missing(L.scratch, c.a, a, "A", expected_a)) {
+      L.failed_side = L.complete;
+      return L;
+    }
+    std::set<std::pair<double, double>> seen;  // an exact figure repeats one point per seed
+    for (const auto& [run, v] : a.values) {
+      const double xv = over_value(*run, c.over);
+      if (L.exact && !seen.insert({xv, v}).second) continue;
+      L.x.push_back(xv);
+      L.y.push_back(v);
+    }
+    L.n = L.x.size();
+    return L;
+  }
+  const SideRuns b = collect(c.b, c.metric, runs, "", seeds);
+  L.complete = L.complete && side_complete(b, c.b, d, seeds);
+  L.max_n = static_cast<std::size_t>(d.max);
+  const bool miss_a = side_missing(L.scratch, c.a, a, "A", expected_a);
+  const bool miss_b = side_missing(L.scratch, c.b, b, "B", per_seed(c.b, d) * static_cast<std::size_t>(seeds));
+  if (miss_a || miss_b) {
+    L.failed_side = L.complete;
+    return L;
+  }
+  const stats::SeedValues va = by_seed(a), vb = by_seed(b);
+  const stats::SeedPairing p = stats::pair_by_seed(va, vb);
+  if (!p.only_a.empty() || !p.only_b.empty())
+    L.scratch.notes.push_back(fmt::format("seeds on one side only (not used): {} A, {} B", p.only_a.size(), p.only_b.size()));
+  for (auto seed : p.seeds) {
+    L.a.push_back(va.at(seed));
+    L.b.push_back(vb.at(seed));
+  }
+  L.seeds = p.seeds;
+  L.n = p.seeds.size();
+  return L;
+}
+
+// One test of one claim at one look, at a nominal two-sided level.
+struct LookTest {
+  std::optional<double> estimate;
+  std::optional<stats::Interval> interval;
+  std::optional<double> sd;  // of Δ (better, not-worse)
+  Verdict verdict = Verdict::Inconclusive;
+  std::string why;
+};
+
+double critical(double nominal, double df) {
+  if (!(nominal > 0)) return std::numeric_limits<double>::infinity();
+  return stats::t_critical_two_sided(std::min(nominal, 0.999999), df);
+}
+
+LookTest test_look(const ClaimSpec& c, bool higher_is_better, const LookData& L, double nominal) {
+  LookTest t;
+  ClaimResult r;
+  r.claim = c;
+  switch (c.kind) {
+    case ClaimKind::Better:
+    case ClaimKind::NotWorse: {
+      std::vector<double> diff(L.n);
+      for (std::size_t i = 0; i < L.n; ++i) diff[i] = L.a[i] - L.b[i];
+      const double m = stats::mean(diff);
+      t.estimate = m;
+      const double sd = L.n >= 2 ? stats::sample_std(diff) : 0.0;
+      t.sd = sd;
+      const double half = sd == 0 ? 0.0 : critical(nominal, static_cast<double>(L.n - 1)) * sd / std::sqrt(static_cast<double>(L.n));
+      t.interval = stats::Interval{m - half, m + half};
+      const double thr = paired_threshold(c, higher_is_better);
+      if (t.interval->lo == thr && t.interval->hi == thr) {
+        t.verdict = Verdict::Inconclusive;
+        t.why = "every paired seed sits exactly at the threshold";
+        return t;
+      }
+      // Strictly beyond the threshold: an interval touching it decides nothing.
+      const bool above = t.interval->lo > thr, below = t.interval->hi < thr;
+      if ((higher_is_better && above) || (!higher_is_better && below)) {
+        t.verdict = Verdict::Supported;
+        t.why = "the repeated interval lies wholly on the claimed side";
+      } else if ((higher_is_better && below) || (!higher_is_better && above)) {
+        t.verdict = Verdict::Refuted;
+        t.why = "the repeated interval lies wholly on the other side";
+      } else {
+        t.why = "the repeated interval straddles the threshold";
+      }
+      return t;
+    }
+    case ClaimKind::Ratio: {
+      const double mb = stats::mean(L.b);
+      if (mb == 0) {
+        t.why = "mean(B) is 0: the ratio is undefined";
+        return t;
+      }
+      t.estimate = stats::mean(L.a) / mb;
+      const double crit = L.n >= 2 ? critical(nominal, static_cast<double>(L.n - 1)) : std::numeric_limits<double>::infinity();
+      std::optional<stats::Interval> ci = L.exact && L.n >= 1 ? stats::Interval{*t.estimate, *t.estimate}
+                                                              : stats::fieller_paired_ratio(L.a, L.b, crit);
+      if (!ci) {
+        t.why = "Fieller's interval is unbounded at this look's level (mean(B) is not yet clear of 0)";
+        return t;
+      }
+      t.interval = ci;
+      decide_region(r, ci->lo, ci->hi, c.at_least, c.at_most);
+      t.verdict = r.verdict;
+      t.why = r.why;
+      return t;
+    }
+    case ClaimKind::Scaling: {
+      std::set<double> xs(L.x.begin(), L.x.end());
+      for (double v : L.y)
+        if (!(v > 0)) {
+          t.why = "a value is not positive; a log-log fit needs positive values";
+          return t;
+        }
+      if (xs.size() < 2) {
+        t.why = "values at fewer than 2 lengths";
+        return t;
+      }
+      // The slope's t interval at the nominal level: fit once for the estimate and its
+      // standard error, then widen by the look's critical t.
+      const stats::LineFit f = stats::fit_power_law(L.x, L.y, 0.95);
+      t.estimate = f.slope;
+      if (!f.slope_stderr) {
+        t.why = "too few points for an interval";
+        return t;
+      }
+      const double se = *f.slope_stderr;
+      const double half = se == 0 ? 0.0 : critical(nominal, static_cast<double>(L.n - 2)) * se;
+      t.interval = stats::Interval{f.slope - half, f.slope + half};
+      decide_region(r, t.interval->lo, t.interval->hi, c.slope_lo, c.slope_hi);
+      t.verdict = r.verdict;
+      t.why = r.why;
+      return t;
+    }
+  }
+  return t;
+}
+
+bool testable(const ClaimSpec& c, const LookData& L) {
+  if (L.scratch.verdict == Verdict::NotTested) return false;
+  if (L.exact) return L.n >= 1;
+  if (c.kind == ClaimKind::Scaling) return L.n >= 3;
+  return L.n >= 2;
+}
+
+struct ClaimState {
+  bool open = true;
+  bool in_family = false;     // better / not-worse: Holm
+  bool rejected = false;      // decided supported or refuted (passes its α share on)
+  std::vector<double> fractions;  // of the looks that tested it
+  ClaimResult result;
+  std::optional<LookTest> last_test;
+  std::optional<LookData> last_data;
+  double last_level = 0;
+};
+
+std::string look_word(std::size_t k) { return fmt::format("look {}", k); }
+
+}  // namespace
+
+StudyJudgement judge_sequential_study(const SequentialSeeds& design, const std::vector<ClaimSpec>& claims,
+                                      const std::vector<RunRecord>& runs, bool budget_spent, const ClaimSettings& settings) {
+  StudyJudgement out;
+  out.look_seeds = design.look_seeds();
+  const std::vector<std::int64_t>& looks = out.look_seeds;
+  const std::size_t K = looks.size();
+  const double other_alpha = 1.0 - settings.bootstrap.confidence;
+
+  std::vector<ClaimState> st(claims.size());
+  std::size_t family = 0;
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    st[i].result.claim = claims[i];
+    st[i].result.higher_is_better = !lower_is_better(claims[i].metric);
+    st[i].result.sequential = true;
+    st[i].in_family = claims[i].kind == ClaimKind::Better || claims[i].kind == ClaimKind::NotWorse;
+    if (st[i].in_family) ++family;
+  }
+  std::size_t family_rejected = 0;
+  auto level_of = [&](const ClaimState& s) {
+    return s.in_family ? settings.alpha / static_cast<double>(family - family_rejected) : other_alpha;
+  };
+  auto any_open = [&] { return std::any_of(st.begin(), st.end(), [](const ClaimState& s) { return s.open; }); };
+
+  WavePlan& plan = out.plan;
+  std::size_t k = 0;
+  for (; k < K && any_open(); ++k) {
+    const std::int64_t seeds = looks[k];
+    const bool last = k + 1 == K;
+    std::vector<std::optional<LookData>> data(claims.size());
+    bool complete = true;
+    for (std::size_t i = 0; i < claims.size(); ++i) {
+      if (!st[i].open) continue;
+      data[i] = look_data(claims[i], st[i].result.higher_is_better, design, runs, seeds);
+      complete = complete && data[i]->complete;
+    }
+    if (!complete) break;
+
+    // Which open claims this look tests, and at what information fraction.
+    std::vector<std::size_t> tested;
+    std::vector<double> fraction(claims.size(), 0.0);
+    for (std::size_t i = 0; i < claims.size(); ++i) {
+      if (!st[i].open) continue;
+      ClaimState& s = st[i];
+      const LookData& L = *data[i];
+      s.last_data = L;
+      if (!testable(claims[i], L)) continue;
+      const double t = last ? 1.0 : std::min(1.0, static_cast<double>(L.n) / static_cast<double>(std::max<std::size_t>(1, L.max_n)));
+      if (L.exact || s.fractions.empty() || t > s.fractions.back()) {
+        fraction[i] = t;
+        tested.push_back(i);
+      }
+    }
+    // Judge the look; a decision in the Holm family raises the others' share: judge again.
+    std::map<std::size_t, LookTest> tests;
+    std::map<std::size_t, std::pair<double, stats::SpendingBoundary>> used;  // level and boundary of each test
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (std::size_t i : tested) {
+        ClaimState& s = st[i];
+        if (!s.open) continue;
+        const LookData& L = *data[i];
+        const double level = level_of(s);
+        std::vector<double> fr = s.fractions;
+        if (!L.exact) fr.push_back(fraction[i]);
+        const stats::SpendingBoundary& b = L.exact ? stats::SpendingBoundary{} : boundary_for(level, fr);
+        const double nominal = L.exact ? 1.0 : b.nominal.back();
+        LookTest t = test_look(claims[i], s.result.higher_is_better, L, nominal);
+        tests[i] = t;
+        used[i] = {level, b};
+        if (t.verdict == Verdict::Supported || t.verdict == Verdict::Refuted) {
+          s.open = false;
+          s.rejected = true;
+          if (s.in_family) {
+            ++family_rejected;
+            changed = true;
+          }
+        }
+      }
+    }
+    // Record the look for every claim it concerned; close what more seeds cannot decide.
+    for (std::size_t i = 0; i < claims.size(); ++i) {
+      if (!data[i]) continue;
+      ClaimState& s = st[i];
+      const LookData& L = *data[i];
+      ClaimLook look;
+      look.look = k + 1;
+      look.seeds = seeds;
+      look.n = L.n;
+      if (auto it = tests.find(i); it != tests.end()) {
+        const auto& [level, b] = used.at(i);
+        const LookTest& t = it->second;
+        look.estimate = t.estimate;
+        look.interval = t.interval;
+        look.alpha = level;
+        look.verdict = t.verdict;
+        if (L.exact) {
+          look.fraction = 1.0;
+          look.confidence = 1.0;
+        } else {
+          look.fraction = b.fractions.back();
+          look.z_boundary = b.z.back();
+          look.confidence = 1.0 - b.nominal.back();
+          s.fractions.push_back(b.fractions.back());
+        }
+        s.last_test = t;
+        s.last_level = level;
+        if (!s.rejected && L.exact) s.open = false;  // an exact tie: more seeds repeat it
+        if (s.rejected) {
+          s.result.stopped = fmt::format("decided at {} ({} seeds)", look_word(k + 1), seeds);
+        } else if (L.exact) {
+          s.result.stopped = fmt::format("closed at {}: an exact figure, the same on every seed", look_word(k + 1));
+        }
+      } else {
+        look.alpha = level_of(s);
+        look.verdict = L.scratch.verdict == Verdict::NotTested ? Verdict::NotTested : Verdict::Inconclusive;
+        if (L.failed_side) {
+          s.open = false;
+          s.result.stopped = fmt::format("closed at {}: a side has no run with a value (see the notes)", look_word(k + 1));
+        }
+      }
+      s.result.looks.push_back(look);
+    }
+    if (!any_open()) {
+      plan.end = WavePlan::End::AllDecided;
+      ++k;
+      break;
+    }
+    if (last) {
+      plan.end = WavePlan::End::MaxReached;
+      ++k;
+      break;
+    }
+  }
+  if (k == K && plan.end == WavePlan::End::Running) plan.end = any_open() ? WavePlan::End::MaxReached : WavePlan::End::AllDecided;
+  if (plan.end == WavePlan::End::Running && !any_open()) plan.end = WavePlan::End::AllDecided;
+  plan.looks_done = k;
+  if (plan.end == WavePlan::End::Running && budget_spent) plan.end = WavePlan::End::BudgetSpent;
+  if (plan.end == WavePlan::End::Running) {
+    plan.wave_seeds = looks[k];
+    plan.next_wave_seeds = k + 1 < K ? looks[k + 1] : 0;
+    for (std::size_t i = 0; i < claims.size(); ++i)
+      if (st[i].open) plan.open.push_back(i);
+    plan.summary = fmt::format("look {} of {}: {} claim(s) open, their cells run to {} seeds", k + 1, K, plan.open.size(),
+                               plan.wave_seeds);
+  } else {
+    plan.summary = fmt::format("ended after {} of {} looks: {}", k, K, wave_end_name(plan.end));
+  }
+
+  // Each claim's result: from the look that decided it, or the last that tested it.
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    ClaimState& s = st[i];
+    ClaimResult& r = s.result;
+    if (s.last_data) {
+      r.notes = s.last_data->scratch.notes;
+      r.n = s.last_data->n;
+      r.seeds = s.last_data->seeds;
+    }
+    if (claims[i].kind == ClaimKind::Better || claims[i].kind == ClaimKind::NotWorse)
+      r.threshold = paired_threshold(claims[i], r.higher_is_better);
+    if (s.last_data && s.last_data->exact) r.notes.push_back(kExactNote);
+    const bool have_test = s.last_test.has_value();
+    if (have_test) {
+      const ClaimLook* tested_look = nullptr;
+      for (const auto& l : r.looks)
+        if (l.z_boundary || l.confidence == 1.0) tested_look = &l;
+      r.estimate = s.last_test->estimate;
+      r.interval = s.last_test->interval;
+      r.sd = s.last_test->sd;
+      if (tested_look) {
+        r.confidence = tested_look->confidence;
+        r.n = tested_look->n;
+      }
+    }
+    if (s.rejected) {
+      r.verdict = s.last_test->verdict;
+      r.why = s.last_test->why;
+      continue;
+    }
+    if (s.last_data && s.last_data->scratch.verdict == Verdict::NotTested && !have_test) {
+      r.verdict = Verdict::NotTested;
+      r.why = s.last_data->scratch.why;
+    } else {
+      r.verdict = Verdict::Inconclusive;
+      r.why = have_test ? s.last_test->why : "no look has tested it yet";
+    }
+    if (s.open) {
+      switch (plan.end) {
+        case WavePlan::End::Running:
+          r.stopped = fmt::format("open: the study is at look {} of {} ({} seeds)", k + 1, K, looks[std::min(k, K - 1)]);
+          break;
+        case WavePlan::End::BudgetSpent:
+          r.stopped = fmt::format("budget spent before look {} of {}", k + 1, K);
+          break;
+        default:
+          r.stopped = fmt::format("reached max ({} seeds) undecided", design.max);
+      }
+    } else if (r.stopped.empty()) {
+      r.stopped = "not tested";
+    }
+    if (r.verdict == Verdict::NotTested && s.last_data && s.last_data->scratch.verdict != Verdict::NotTested) r.verdict = Verdict::Inconclusive;
+    // What a fixed design would need at the observed effect and spread, at the claim's level.
+    if (r.sd && *r.sd > 0 && r.estimate && r.threshold) {
+      const double effect = (*r.estimate - *r.threshold) / *r.sd;
+      r.seeds_needed = stats::paired_t_seeds_needed(effect, s.last_level > 0 ? s.last_level : settings.alpha, settings.power);
+    }
+  }
+  for (auto& s : st) out.claims.push_back(std::move(s.result));
+  return out;
+}
+
+}  // namespace lrb

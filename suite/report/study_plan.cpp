@@ -1,0 +1,155 @@
+#include "suite/report/study_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "suite/report/claim_sides.h"
+#include "suite/stats/group_sequential.h"
+#include "suite/stats/power.h"
+#include "suite/stats/sample_stats.h"
+
+namespace lrb {
+
+namespace {
+
+using namespace claim_sides;
+
+// The per-seed values whose mean the claim tests against 0: Δ − threshold (better,
+// not-worse) or A − r·B at the ratio bound nearest the estimate (Fieller's form).
+std::optional<std::vector<double>> tested_values(const ClaimResult& r, const std::vector<RunRecord>& runs, std::string& why) {
+  const ClaimSpec& c = r.claim;
+  if (c.kind == ClaimKind::Scaling) {
+    why = "a scaling claim's power depends on its lengths as much as on its seeds: not planned";
+    return std::nullopt;
+  }
+  const SideRuns a = collect(c.a, c.metric, runs, "");
+  const SideRuns b = collect(c.b, c.metric, runs, "");
+  const stats::SeedValues va = by_seed(a), vb = by_seed(b);
+  const stats::SeedPairing p = stats::pair_by_seed(va, vb);
+  if (p.seeds.size() < 2) {
+    why = "fewer than 2 paired seeds: no spread to plan from";
+    return std::nullopt;
+  }
+  std::vector<double> v;
+  if (c.kind == ClaimKind::Ratio) {
+    if (!r.estimate) {
+      why = "no ratio estimate";
+      return std::nullopt;
+    }
+    double bound = 0;
+    if (c.at_most && c.at_least) bound = std::fabs(*r.estimate - *c.at_most) < std::fabs(*r.estimate - *c.at_least) ? *c.at_most : *c.at_least;
+    else bound = c.at_most ? *c.at_most : *c.at_least;
+    for (auto s : p.seeds) v.push_back(va.at(s) - bound * vb.at(s));
+  } else {
+    const double thr = paired_threshold(c, r.higher_is_better);
+    for (auto s : p.seeds) v.push_back(va.at(s) - vb.at(s) - thr);
+  }
+  return v;
+}
+
+// Median wall time of the ok runs of each cell a side selects, summed per seed.
+std::optional<double> seconds_per_seed(const ClaimSpec& c, const std::vector<RunRecord>& runs) {
+  std::vector<double> ta, tb;
+  std::set<std::string> seen;
+  for (const auto& r : runs) {
+    if (r.status != RunStatus::Ok) continue;
+    const bool in_a = c.a.matches(r.spec), in_b = !c.b.match.empty() && c.b.matches(r.spec);
+    if (!in_a && !in_b) continue;
+    auto it = r.metrics.find("wall_seconds");
+    if (it == r.metrics.end() || !std::isfinite(it->second)) continue;
+    (in_a ? ta : tb).push_back(it->second);
+  }
+  if (ta.empty()) return std::nullopt;
+  // Two sides reading the same runs under different variants train once per seed.
+  const bool same_runs = !c.b.match.empty() && c.a.match == c.b.match;
+  double per = stats::median(ta);
+  if (!same_runs && c.kind != ClaimKind::Scaling) {
+    if (tb.empty()) return std::nullopt;
+    per += stats::median(tb);
+  }
+  return per;
+}
+
+int slots_of(const ClaimSpec& c, const std::vector<RunRecord>& runs) {
+  int slots = 1;
+  for (const auto& r : runs) {
+    if (!c.a.matches(r.spec)) continue;
+    const int world = r.provenance.value("world_size", 1);
+    const int per_run = r.spec.value("ranks_per_run", 1);
+    slots = std::max(slots, world / std::max(1, per_run));
+  }
+  return slots;
+}
+
+}  // namespace
+
+ClaimPlan plan_claim(const ClaimResult& r, const SequentialSeeds& design, bool assumed_design, const std::vector<RunRecord>& runs,
+                     double level, double power) {
+  ClaimPlan p;
+  p.design = design;
+  p.assumed_design = assumed_design;
+  p.level = level;
+  p.seeds_done = r.n;
+  p.slots = slots_of(r.claim, runs);
+  const auto values = tested_values(r, runs, p.why_not);
+  if (!values) return p;
+  const double sd = stats::sample_std(*values);
+  if (!(sd > 0)) {
+    p.why_not = "no spread between seeds: more seeds change nothing";
+    return p;
+  }
+  p.effect = stats::mean(*values) / sd;
+  p.fixed_seeds = stats::paired_t_seeds_needed(*p.effect, level, power);
+  // The design's looks at the observed effect (normal approximation: Z_k ~ N(effect·√n_k, 1)).
+  const std::vector<std::int64_t> looks = design.look_seeds();
+  std::vector<double> info, fractions;
+  for (auto n : looks) {
+    info.push_back(static_cast<double>(n));
+    fractions.push_back(static_cast<double>(n) / static_cast<double>(design.max));
+  }
+  const stats::SpendingBoundary b = stats::obrien_fleming_boundary(fractions, level);
+  const stats::SequentialCrossings x = stats::sequential_crossings(info, b.z, *p.effect);
+  double expected = 0, stopped = 0;
+  for (std::size_t k = 0; k < looks.size(); ++k) {
+    const double here = x.upper[k] + x.lower[k];
+    expected += here * static_cast<double>(looks[k]);
+    stopped += here;
+  }
+  expected += std::max(0.0, 1.0 - stopped) * static_cast<double>(design.max);
+  p.sequential_seeds = expected;
+  p.sequential_power = *p.effect > 0 ? x.power_upper : x.power_lower;
+  p.seconds_per_seed = seconds_per_seed(r.claim, runs);
+  if (p.seconds_per_seed) {
+    const double done = static_cast<double>(p.seeds_done);
+    auto hours = [&](double seeds) { return std::max(0.0, seeds - done) * *p.seconds_per_seed / 3600.0; };
+    if (p.fixed_seeds) p.fixed_run_hours = hours(static_cast<double>(*p.fixed_seeds));
+    p.sequential_run_hours = hours(expected);
+    if (p.fixed_run_hours) p.fixed_wall_hours = *p.fixed_run_hours / p.slots;
+    p.sequential_wall_hours = *p.sequential_run_hours / p.slots;
+  }
+  return p;
+}
+
+nlohmann::json claim_plan_json(const ClaimPlan& p) {
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"design", p.design.to_json()},
+          {"assumed_design", p.assumed_design},
+          {"level", p.level},
+          {"seeds_done", p.seeds_done},
+          {"effect_size", opt(p.effect)},
+          {"fixed_seeds_80", opt(p.fixed_seeds)},
+          {"sequential_expected_seeds", opt(p.sequential_seeds)},
+          {"sequential_power", opt(p.sequential_power)},
+          {"seconds_per_seed", opt(p.seconds_per_seed)},
+          {"fixed_run_hours", opt(p.fixed_run_hours)},
+          {"sequential_run_hours", opt(p.sequential_run_hours)},
+          {"slots", p.slots},
+          {"fixed_wall_hours", opt(p.fixed_wall_hours)},
+          {"sequential_wall_hours", opt(p.sequential_wall_hours)},
+          {"why_not", p.why_not.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.why_not)}};
+}
+
+}  // namespace lrb

@@ -1,0 +1,38 @@
+#pragma once
+// What settling an open claim would cost, before it is paid (`lrbench plan`, and the JSON
+// report under each open claim): the paired seeds a fixed design needs for 80 % power at
+// the observed effect and spread, the seeds a sequential design is expected to spend
+// (its crossing probabilities at that effect: suite/stats/group_sequential.h), and both in
+// run-hours and wall time from the measured run times of the claim's cells.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "suite/config/sequential_design.h"
+#include "suite/report/claims.h"
+
+namespace lrb {
+
+struct ClaimPlan {
+  SequentialSeeds design;                       // the sequential design planned with
+  bool assumed_design = false;                  // a fixed-design pilot: the design was assumed, not the study's
+  double level = 0.05;                          // the claim's two-sided error share
+  std::size_t seeds_done = 0;                   // paired seeds (or seeds) with values so far
+  std::optional<double> effect;                 // (estimate − threshold) / sd, per seed
+  std::optional<std::size_t> fixed_seeds;       // a fixed design's seeds for 80 % power
+  std::optional<double> sequential_seeds;       // the sequential design's expected seeds at the effect
+  std::optional<double> sequential_power;       // its chance of deciding by max
+  std::optional<double> seconds_per_seed;       // the claim's cells' median run times, summed
+  std::optional<double> fixed_run_hours, sequential_run_hours;   // still to spend
+  int slots = 1;                                // runs at a time (MPI ranks / ranks per run) the study ran with
+  std::optional<double> fixed_wall_hours, sequential_wall_hours;
+  std::string why_not;                          // when it cannot be planned (then only seeds_done is set)
+};
+
+// `level`: the claim's error share (α / open claims in the Holm family). `power`: 0.8.
+ClaimPlan plan_claim(const ClaimResult& claim, const SequentialSeeds& design, bool assumed_design,
+                     const std::vector<RunRecord>& runs, double level, double power);
+
+nlohmann::json claim_plan_json(const ClaimPlan& p);
+
+}  // namespace lrb

@@ -1,0 +1,123 @@
+#include "suite/store/study_log.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "suite/core/errors.h"
+#include "suite/core/files.h"
+#include "suite/store/results_folder.h"
+#include "suite/store/results_layout.h"
+
+namespace lrb {
+
+namespace {
+using json = nlohmann::json;
+// A study log holds one entry per session: thousands at most (a session per array task and look).
+constexpr std::uintmax_t kMaxStudyLogBytes = std::uintmax_t{16} << 20;
+}  // namespace
+
+double unix_seconds_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+json StudySession::to_json() const { return {{"id", id}, {"start", start}, {"end", end}}; }
+
+double StudyLog::spent_seconds() const {
+  std::vector<std::pair<double, double>> spans;
+  for (const auto& s : sessions) spans.emplace_back(s.start, std::max(s.start, s.end));
+  std::sort(spans.begin(), spans.end());
+  double total = 0, lo = 0, hi = 0;
+  bool open = false;
+  for (const auto& [a, b] : spans) {
+    if (open && a <= hi) {
+      hi = std::max(hi, b);
+      continue;
+    }
+    if (open) total += hi - lo;
+    lo = a;
+    hi = b;
+    open = true;
+  }
+  if (open) total += hi - lo;
+  return total;
+}
+
+json StudyLog::to_json() const {
+  json s = json::array();
+  for (const auto& x : sessions) s.push_back(x.to_json());
+  return {{"sessions", s}, {"ended", ended}, {"spent_s", spent_seconds()}};
+}
+
+StudyLog StudyLog::from_json(const json& j) {
+  StudyLog log;
+  try {
+    for (const auto& s : j.at("sessions")) {
+      StudySession x{s.at("id").get<std::string>(), s.at("start").get<double>(), s.at("end").get<double>()};
+      if (!std::isfinite(x.start) || !std::isfinite(x.end) || x.start < 0 || x.end < x.start)
+        throw UserError("a session's start and end are not times in order");
+      log.sessions.push_back(std::move(x));
+    }
+    log.ended = j.value("ended", std::string());
+  } catch (const json::exception& e) {
+    throw UserError(std::string("not a study log (") + e.what() + ")");
+  }
+  return log;
+}
+
+StudyLog read_study_log(const std::filesystem::path& dir) {
+  const auto path = ResultsLayout(dir).study_log();
+  if (!std::filesystem::exists(path)) return {};
+  const std::string text = read_user_file(path, kMaxStudyLogBytes, "the study log");
+  try {
+    return StudyLog::from_json(json::parse(text));
+  } catch (const json::exception& e) {
+    throw UserError(path.string() + ": not valid JSON (" + e.what() + "); remove it to go on (the budget then counts from zero again)");
+  } catch (const UserError& e) {
+    throw UserError(path.string() + ": " + e.what() + "; remove it to go on (the budget then counts from zero again)");
+  }
+}
+
+StudyClock::StudyClock(std::filesystem::path dir) : dir_(std::move(dir)) {
+  me_.start = me_.end = unix_seconds_now();
+  me_.id = fmt::format("{}/{}/{:.3f}", host_name(), static_cast<long>(::getpid()), me_.start);
+  write("");
+}
+
+StudyClock::~StudyClock() {
+  try {
+    me_.end = unix_seconds_now();
+    write("");
+  } catch (const std::exception&) {
+    // The last heartbeat stands: at most the time since it is not counted.
+  }
+}
+
+double StudyClock::beat() {
+  me_.end = unix_seconds_now();
+  write("");
+  return read_study_log(dir_).spent_seconds();
+}
+
+void StudyClock::ended(const std::string& how) {
+  me_.end = unix_seconds_now();
+  write(how);
+}
+
+void StudyClock::write(const std::string& ended) {
+  const ResultsLayout where(dir_);
+  FileLock lock(where.study_lock());  // atomic writes either way: without flock a concurrent beat may be lost
+  StudyLog log = read_study_log(dir_);
+  auto it = std::find_if(log.sessions.begin(), log.sessions.end(), [&](const StudySession& s) { return s.id == me_.id; });
+  const bool fresh = it == log.sessions.end();
+  if (fresh) log.sessions.push_back(me_);
+  else *it = me_;
+  if (!ended.empty()) log.ended = ended;
+  else if (fresh) log.ended.clear();  // a new session: the study runs again
+  write_file_atomic(where.study_log(), log.to_json().dump(1) + "\n");
+}
+
+}  // namespace lrb

@@ -1,0 +1,61 @@
+#pragma once
+// DIR/study.json: the wall time a sequential study has spent, over all its sessions (each
+// `lrbench run` of it, on one process, on MPI ranks, or one shard of a Slurm array), so that
+// a budget holds across stops, requeues and resubmissions. Sessions that ran at the same
+// time (the shards of an array) count once: the time spent is the length of the union of
+// the sessions' intervals. A session writes its interval when it starts, at each look and
+// run it hands out (the heartbeat), and when it ends; a process killed outright loses only
+// the time since its last heartbeat. Written atomically under DIR/.lock-study.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lrb {
+
+struct StudySession {
+  std::string id;      // host/pid/start: unique per session
+  double start = 0;    // seconds since the epoch
+  double end = 0;      // the last heartbeat
+  nlohmann::json to_json() const;
+};
+
+struct StudyLog {
+  std::vector<StudySession> sessions;
+  std::string ended;   // how the study ended ("every claim decided", "budget spent", ...), "" while it runs
+
+  double spent_seconds() const;  // the length of the union of the sessions' intervals
+  nlohmann::json to_json() const;
+  static StudyLog from_json(const nlohmann::json& j);  // UserError on a document that is not one
+};
+
+// DIR/study.json, or an empty log when there is none. A damaged file is a UserError naming
+// it (removing it forgets the time spent so far, which the budget then grants again).
+StudyLog read_study_log(const std::filesystem::path& dir);
+
+// One session's clock: registered when made, its end moved forward by beat(), written when
+// destroyed. Every write merges with what other sessions wrote meanwhile.
+class StudyClock {
+ public:
+  explicit StudyClock(std::filesystem::path dir);
+  ~StudyClock();
+  StudyClock(const StudyClock&) = delete;
+  StudyClock& operator=(const StudyClock&) = delete;
+
+  // Moves this session's end to now and returns the study's time spent so far.
+  double beat();
+  // Records how the study ended (and beats).
+  void ended(const std::string& how);
+
+ private:
+  void write(const std::string& ended);
+  std::filesystem::path dir_;
+  StudySession me_;
+};
+
+double unix_seconds_now();
+
+}  // namespace lrb

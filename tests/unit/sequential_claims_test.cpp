@@ -1,0 +1,238 @@
+// SequentialClaims*: a sequential study's judge (suite/report/sequential_claims.h) decides claims look
+// by look as a pure function of the runs; and its verdicts stay honest under optional
+// stopping, shown by simulation against the naive rule, which the same test catches.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "suite/report/sequential_claims.h"
+#include "tests/support/report_runs.h"
+#include "tests/support/sequential_sim.h"
+
+namespace lrb {
+namespace {
+
+using json = nlohmann::json;
+
+// ---------------------------------------------------------------------------------------
+// The simulation: under the null (the true paired difference exactly at the claim's
+// threshold), the rate of "supported" stays at most α = 0.05 (its Clopper–Pearson interval
+// reaches down to α or below) for normal and heavy-tailed differences with looks from 2
+// seeds on; the naive rule on the same studies does not. tests/bench/sequential_sim.sh runs
+// the large version (10,000 studies and more per row) whose table is in the README.
+
+struct NullCase {
+  test::Differences kind;
+  std::uint64_t seed;
+};
+
+class SequentialClaimsNull : public ::testing::TestWithParam<NullCase> {};
+
+TEST_P(SequentialClaimsNull, FalseSupportedRateStaysWithinAlphaAndTheNaiveRuleExceedsIt) {
+  const SequentialSeeds design{2, 2, 20};  // ten looks, the first at 2 seeds
+  const std::size_t studies = 2000;
+  const test::SimCounts seq = test::simulate_claim(test::Rule::Sequential, design, GetParam().kind, 0.0, studies, GetParam().seed);
+  const test::SimCounts naive = test::simulate_claim(test::Rule::NaiveRepeated, design, GetParam().kind, 0.0, studies, GetParam().seed);
+  const auto [seq_lo, seq_hi] = test::clopper_pearson(seq.supported, seq.studies);
+  const auto [naive_lo, naive_hi] = test::clopper_pearson(naive.supported, naive.studies);
+  EXPECT_LE(seq_lo, 0.05) << "sequential: " << seq.supported << " of " << seq.studies << " supported [" << seq_lo << ", " << seq_hi << "]";
+  EXPECT_GT(naive_lo, 0.05) << "naive: " << naive.supported << " of " << naive.studies << " supported [" << naive_lo << ", "
+                            << naive_hi << "]";
+  // Two-sided: refuted at about the same rate, the total within α too.
+  const auto [both_lo, both_hi] = test::clopper_pearson(seq.supported + seq.refuted, seq.studies);
+  EXPECT_LE(both_lo, 0.05) << both_hi;
+}
+
+INSTANTIATE_TEST_SUITE_P(Differences, SequentialClaimsNull,
+                         ::testing::Values(NullCase{test::Differences::Normal, 11}, NullCase{test::Differences::HeavyTailed, 12}),
+                         [](const ::testing::TestParamInfo<NullCase>& i) {
+                           return i.param.kind == test::Differences::Normal ? std::string("Normal") : std::string("HeavyTailed");
+                         });
+
+// Against a large effect the design stops early: fewer seeds than a fixed design of the same
+// max, with about its power.
+TEST(SequentialClaims, ALargeEffectIsDecidedEarlyWithTheFixedDesignsPower) {
+  const SequentialSeeds design{5, 5, 40};
+  const test::SimCounts seq = test::simulate_claim(test::Rule::Sequential, design, test::Differences::Normal, 0.8, 400, 21);
+  const test::SimCounts fixed = test::simulate_claim(test::Rule::Fixed, design, test::Differences::Normal, 0.8, 400, 21);
+  EXPECT_GT(seq.supported_rate(), 0.97);
+  EXPECT_GT(fixed.supported_rate(), 0.99);
+  EXPECT_LT(seq.mean_seeds(), 0.6 * fixed.mean_seeds());
+}
+
+// ---------------------------------------------------------------------------------------
+// The judge on constructed runs.
+
+ClaimSpec claim(const std::string& name, ClaimKind kind, const std::string& metric, const std::string& a, const std::string& b,
+                std::int64_t max) {
+  ClaimSpec c;
+  c.name = name;
+  c.kind = kind;
+  c.metric = metric;
+  c.a.match = {{"model.name", a}};
+  c.a.label = a;
+  if (!b.empty()) {
+    c.b.match = {{"model.name", b}};
+    c.b.label = b;
+    c.b.expected_runs = static_cast<std::size_t>(max);
+  }
+  c.a.expected_runs = static_cast<std::size_t>(max);
+  return c;
+}
+
+std::vector<RunRecord> runs_of(const std::string& model, std::int64_t seeds, const std::function<std::map<std::string, double>(int)>& metrics) {
+  std::vector<RunRecord> out;
+  for (int s = 0; s < seeds; ++s) {
+    test::RunDraft d;
+    d.model = model;
+    d.seed = s;
+    d.metrics = metrics(s);
+    out.push_back(test::make_run(d));
+  }
+  return out;
+}
+
+void append(std::vector<RunRecord>& to, std::vector<RunRecord> more) {
+  for (auto& r : more) to.push_back(std::move(r));
+}
+
+// Accuracy of a and b per seed with a clear effect for a over b and noise; exact memory.
+std::vector<RunRecord> study(std::int64_t seeds, double effect) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0.0, 0.01);
+  std::vector<double> na, nb;
+  for (int s = 0; s < 64; ++s) {
+    na.push_back(noise(rng));
+    nb.push_back(noise(rng));
+  }
+  std::vector<RunRecord> runs;
+  append(runs, runs_of("a", seeds, [&](int s) { return std::map<std::string, double>{{"eval_accuracy", 0.8 + effect + na[s]}, {"peak_step_bytes", 1000}}; }));
+  append(runs, runs_of("b", seeds, [&](int s) { return std::map<std::string, double>{{"eval_accuracy", 0.8 + nb[s]}, {"peak_step_bytes", 4000}}; }));
+  // c: b's accuracy ± 0.01 by turns, no better and no worse: never decided.
+  append(runs, runs_of("c", seeds, [&](int s) {
+           return std::map<std::string, double>{{"eval_accuracy", 0.8 + nb[s] + (s % 2 ? 0.01 : -0.01)}, {"peak_step_bytes", 4000}};
+         }));
+  return runs;
+}
+
+const SequentialSeeds kDesign{3, 3, 24};
+
+std::vector<ClaimSpec> study_claims() {
+  return {claim("a-beats-b", ClaimKind::Better, "eval_accuracy", "a", "b", kDesign.max),
+          claim("a-smaller", ClaimKind::Better, "peak_step_bytes", "a", "b", kDesign.max),
+          claim("b-beats-c", ClaimKind::Better, "eval_accuracy", "b", "c", kDesign.max)};
+}
+
+TEST(SequentialClaims, ExactFiguresAreDecidedAtTheFirstLookAndPassTheirShareOn) {
+  const StudyJudgement j = judge_sequential_study(kDesign, study_claims(), study(3, 0.05), false, ClaimSettings{});
+  const ClaimResult& memory = j.claims[1];
+  EXPECT_EQ(memory.verdict, Verdict::Supported);
+  ASSERT_EQ(memory.looks.size(), 1u);
+  EXPECT_EQ(memory.stopped, "decided at look 1 (3 seeds)");
+  // At look 1 three claims shared α; once memory was decided the others hold α / 2.
+  EXPECT_DOUBLE_EQ(j.claims[0].looks.back().alpha, 0.025);
+  EXPECT_EQ(j.plan.end, WavePlan::End::Running);
+  EXPECT_EQ(j.plan.looks_done, 1u);
+  EXPECT_EQ(j.plan.wave_seeds, 6);
+  EXPECT_EQ(j.plan.open, (std::vector<std::size_t>{0, 2}));
+}
+
+TEST(SequentialClaims, AClaimDecidedStopsItsCellsAndTheRestGoOnToMax) {
+  const StudyJudgement j = judge_sequential_study(kDesign, study_claims(), study(24, 0.05), false, ClaimSettings{});
+  const ClaimResult& a_b = j.claims[0];
+  EXPECT_EQ(a_b.verdict, Verdict::Supported);
+  EXPECT_LT(a_b.looks.size(), 8u) << "a 5-sd effect is decided before max";
+  EXPECT_EQ(a_b.stopped.rfind("decided at look", 0), 0u) << a_b.stopped;
+  const ClaimResult& b_c = j.claims[2];
+  EXPECT_EQ(b_c.verdict, Verdict::Inconclusive);
+  EXPECT_EQ(b_c.looks.size(), 8u);
+  EXPECT_EQ(b_c.stopped, "reached max (24 seeds) undecided");
+  EXPECT_EQ(j.plan.end, WavePlan::End::MaxReached);
+  // The looks' intervals narrow and their confidence falls towards 1 − α.
+  for (std::size_t k = 1; k < b_c.looks.size(); ++k) {
+    EXPECT_LT(b_c.looks[k].confidence, b_c.looks[k - 1].confidence);
+    EXPECT_LT(b_c.looks[k].interval->hi - b_c.looks[k].interval->lo, b_c.looks[k - 1].interval->hi - b_c.looks[k - 1].interval->lo);
+  }
+}
+
+TEST(SequentialClaims, TheJudgementIsAPureFunctionOfTheRunsWhateverTheirOrderOrWhatRanAhead) {
+  std::vector<RunRecord> runs = study(12, 0.05);
+  const StudyJudgement first = judge_sequential_study(kDesign, study_claims(), runs, false, ClaimSettings{});
+  std::mt19937 shuffle(3);
+  std::shuffle(runs.begin(), runs.end(), shuffle);
+  const StudyJudgement again = judge_sequential_study(kDesign, study_claims(), runs, false, ClaimSettings{});
+  // Runs no look asked for (seeds 12..17 of a, whose claims were decided before) change nothing.
+  std::vector<RunRecord> ahead = study(18, 0.05);
+  ahead.erase(std::remove_if(ahead.begin(), ahead.end(), [](const RunRecord& r) {
+                return r.spec["seed_index"].get<int>() >= 12 && r.spec["model"]["name"] != "a";
+              }),
+              ahead.end());
+  ASSERT_EQ(first.claims[0].verdict, Verdict::Supported);
+  const StudyJudgement ran_ahead = judge_sequential_study(kDesign, study_claims(), ahead, false, ClaimSettings{});
+  for (const StudyJudgement* j : {&again, &ran_ahead}) {
+    ASSERT_EQ(j->claims.size(), first.claims.size());
+    EXPECT_EQ(j->plan.looks_done, first.plan.looks_done);
+    EXPECT_EQ(j->plan.open, first.plan.open);
+    EXPECT_EQ(j->plan.wave_seeds, first.plan.wave_seeds);
+    for (std::size_t i = 0; i < first.claims.size(); ++i) {
+      EXPECT_EQ(j->claims[i].verdict, first.claims[i].verdict);
+      EXPECT_EQ(j->claims[i].looks.size(), first.claims[i].looks.size());
+      EXPECT_EQ(j->claims[i].estimate, first.claims[i].estimate);
+    }
+  }
+}
+
+TEST(SequentialClaims, ALookWaitsForEveryRunItNeedsAndAStoppedRunIsNotFinished) {
+  std::vector<RunRecord> runs = study(6, 0.0);
+  // Seed 4 of c is missing, seed 5 of b stopped: look 2 (6 seeds) cannot be taken yet.
+  runs.erase(std::remove_if(runs.begin(), runs.end(), [](const RunRecord& r) {
+               return r.spec["seed_index"].get<int>() == 4 && r.spec["model"]["name"] == "c";
+             }),
+             runs.end());
+  for (auto& r : runs)
+    if (r.spec["seed_index"].get<int>() == 5 && r.spec["model"]["name"] == "b") r.status = RunStatus::Stopped;
+  const StudyJudgement j = judge_sequential_study(kDesign, study_claims(), runs, false, ClaimSettings{});
+  EXPECT_EQ(j.plan.looks_done, 1u);
+  EXPECT_EQ(j.plan.wave_seeds, 6);
+  EXPECT_EQ(j.plan.next_wave_seeds, 9);
+  EXPECT_EQ(j.claims[0].stopped, "open: the study is at look 2 of 8 (6 seeds)");
+}
+
+TEST(SequentialClaims, ASpentBudgetEndsTheStudyWithItsOpenClaimsSaidSo) {
+  const StudyJudgement j = judge_sequential_study(kDesign, study_claims(), study(6, 0.0), true, ClaimSettings{});
+  EXPECT_EQ(j.plan.end, WavePlan::End::BudgetSpent);
+  EXPECT_EQ(j.plan.wave_seeds, 0);
+  EXPECT_EQ(j.claims[0].verdict, Verdict::Inconclusive);
+  EXPECT_EQ(j.claims[0].stopped, "budget spent before look 3 of 8");
+  EXPECT_EQ(j.claims[1].verdict, Verdict::Supported);
+}
+
+TEST(SequentialClaims, AFailedSideClosesTheClaimAsNotTested) {
+  std::vector<RunRecord> runs = study(3, 0.05);
+  for (auto& r : runs)
+    if (r.spec["model"]["name"] == "c") {
+      r.status = RunStatus::Failed;
+      r.error = "out of memory";
+    }
+  const StudyJudgement j = judge_sequential_study(kDesign, study_claims(), runs, false, ClaimSettings{});
+  EXPECT_EQ(j.claims[2].verdict, Verdict::NotTested);
+  EXPECT_EQ(j.claims[2].stopped, "closed at look 1: a side has no run with a value (see the notes)");
+  EXPECT_EQ(j.plan.open, (std::vector<std::size_t>{0}));
+}
+
+TEST(SequentialClaims, RatioClaimsUseFiellersRepeatedInterval) {
+  ClaimSpec c = claim("a-quarter-of-b", ClaimKind::Ratio, "eval_accuracy", "a", "b", kDesign.max);
+  c.at_most = 1.2;
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> noise(0.0, 0.005);
+  std::vector<RunRecord> runs;
+  append(runs, runs_of("a", 24, [&](int) { return std::map<std::string, double>{{"eval_accuracy", 0.80 + noise(rng)}}; }));
+  append(runs, runs_of("b", 24, [&](int) { return std::map<std::string, double>{{"eval_accuracy", 0.80 + noise(rng)}}; }));
+  const StudyJudgement j = judge_sequential_study(kDesign, {c}, runs, false, ClaimSettings{});
+  EXPECT_EQ(j.claims[0].verdict, Verdict::Supported);
+  EXPECT_NE(claim_evidence(j.claims[0]).find("Fieller"), std::string::npos) << claim_evidence(j.claims[0]);
+}
+
+}  // namespace
+}  // namespace lrb
