@@ -30,6 +30,7 @@ SequentialSeeds SequentialSeeds::from_json(const nlohmann::json& j) {
   }
   if (s.first < 2 || s.step < 1 || s.max < s.first)
     throw UserError(fmt::format("a sequential design needs first >= 2, step >= 1 and max >= first, not {}", s.text()));
+  if (s.looks() > kMaxLooks) throw UserError(fmt::format("a sequential design takes at most {} looks, not {}", kMaxLooks, s.looks()));
   return s;
 }
 

@@ -16,11 +16,15 @@
 
 namespace lrb {
 
+// The most looks a design may take: each look's boundary integrates over all before it.
+inline constexpr std::int64_t kMaxLooks = 200;
+
 struct SequentialSeeds {
   std::int64_t first = 0, step = 0, max = 0;
 
   // n_1 < n_2 < ... < n_K = max: the seeds each look reads.
   std::vector<std::int64_t> look_seeds() const;
+  std::int64_t looks() const { return 1 + (max - first + step - 1) / step; }
   nlohmann::json to_json() const;
   static SequentialSeeds from_json(const nlohmann::json& j);  // UserError on a bad document
   bool operator==(const SequentialSeeds& o) const { return first == o.first && step == o.step && max == o.max; }

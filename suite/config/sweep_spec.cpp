@@ -60,6 +60,10 @@ SequentialSeeds parse_sequential_seeds(const toml::table& t, const std::string& 
                                                 "' (for example seeds = { first = 5, step = 5, max = 60 })");
   if (d.max < d.first)
     throw UserError(location_of(*t.get("max"), file), fmt::format("in [sweep] seeds, 'max' ({}) must be at least 'first' ({})", d.max, d.first));
+  if (d.looks() > kMaxLooks)
+    throw UserError(location_of(*t.get("step"), file), fmt::format("in [sweep] seeds, this design takes {} looks, more than {}: take a "
+                                                                   "larger 'step' (a look every {} seeds or more)", d.looks(), kMaxLooks,
+                                                                   (d.max - d.first + kMaxLooks - 2) / (kMaxLooks - 1)));
   return d;
 }
 

@@ -312,7 +312,12 @@ void judge_studies(Analysis& a, const ReportInput& input, const ClaimSettings& c
       const std::size_t index = a.claims.size();
       if (r.verdict == Verdict::Inconclusive && !r.looks.empty()) {
         const double level = r.looks.back().alpha > 0 ? r.looks.back().alpha : cs.alpha;
-        a.plans.emplace(index, plan_claim(r, study.design, false, own, level, cs.power));
+        // A claim that reached max undecided is planned as a new study would go on from it.
+        const bool at_max = j.plan.end == WavePlan::End::MaxReached;
+        const std::int64_t n = std::max<std::int64_t>(2, static_cast<std::int64_t>(r.n));
+        const SequentialSeeds design = at_max ? SequentialSeeds{n, study.design.step, std::max<std::int64_t>(n, a.options.plan_max)}
+                                              : study.design;
+        a.plans.emplace(index, plan_claim(r, design, at_max, own, level, cs.power));
       }
       a.claims.push_back(std::move(r));
     }

@@ -18,6 +18,19 @@ Report build_report(const ReportInput& input, const ReportOptions& options) {
   return r;
 }
 
+Report build_plan(const ReportInput& input, const ReportOptions& options) {
+  const auto a = std::make_shared<const Analysis>(analyse(input, options));
+  Report r;
+  r.title = "lrbench plan: " + join(input.sources, ", ");
+  for (auto& t : report_tables(*a))
+    if (t.id == "claims" || t.id == "claims-looks") r.tables.push_back(std::move(t));
+  if (auto p = claim_plan_table(*a)) r.tables.push_back(std::move(*p));
+  if (a->claims.empty()) r.warnings.push_back("these results state no claims ([[claim]] in the sweep file): nothing to plan");
+  else if (a->plans.empty()) r.warnings.push_back("no claim is inconclusive: nothing to plan");
+  r.make_data = [a] { return report_json(*a, "plan"); };
+  return r;
+}
+
 Report build_leaderboard(const ReportInput& input, const ReportOptions& options) {
   const auto a = std::make_shared<const Analysis>(analyse(input, options));
   Report r;

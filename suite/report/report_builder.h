@@ -11,5 +11,8 @@ namespace lrb {
 Report build_report(const ReportInput& input, const ReportOptions& options);
 // Per task and setting: tie groups; across them: mean rank and normalised IQM.
 Report build_leaderboard(const ReportInput& input, const ReportOptions& options);
+// `lrbench plan`: what settling each inconclusive claim would cost (study_plan.h), after the
+// claims' verdicts and, for a sequential study, its looks.
+Report build_plan(const ReportInput& input, const ReportOptions& options);
 
 }  // namespace lrb

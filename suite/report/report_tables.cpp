@@ -610,8 +610,13 @@ std::optional<Table> claim_plan_table(const Analysis& a) {
   tab.id = "claims-plan";
   tab.title = "claims — what settling the open ones would cost";
   tab.columns = {"claim", "design", "seeds so far", "effect", "fixed: seeds for 80 %", "sequential: expected seeds",
-                 "sequential: power", "run-hours (fixed / sequential)", "wall hours (fixed / sequential)"};
-  auto hours = [](const std::optional<double>& h) { return h ? fmt::format("{:.2f}", *h) : std::string("–"); };
+                 "sequential: power", "run time (fixed / sequential)", "wall time (fixed / sequential)"};
+  auto hours = [](const std::optional<double>& h) {
+    if (!h) return std::string("–");
+    if (*h * 60 < 1) return std::string("<1 min");
+    if (*h < 1) return fmt::format("{:.0f} min", *h * 60);
+    return fmt::format("{:.1f} h", *h);
+  };
   for (const auto& [i, p] : a.plans) {
     const ClaimResult& r = a.claims[i];
     std::vector<TableCell> row;
@@ -629,13 +634,15 @@ std::optional<Table> claim_plan_table(const Analysis& a) {
     row.push_back(p.sequential_seeds ? number(*p.sequential_seeds, fmt::format("{:.1f}", *p.sequential_seeds)) : text("–"));
     row.push_back(p.sequential_power ? number(*p.sequential_power, fmt::format("{:.2f}", *p.sequential_power)) : text("–"));
     row.push_back(text(hours(p.fixed_run_hours) + " / " + hours(p.sequential_run_hours)));
-    row.push_back(text(hours(p.fixed_wall_hours) + " / " + hours(p.sequential_wall_hours) + fmt::format(" on {}", p.slots)));
+    row.push_back(text(hours(p.fixed_wall_hours) + " / " + hours(p.sequential_wall_hours) + fmt::format(" ({} at a time)", p.slots)));
     tab.rows.push_back(std::move(row));
   }
   tab.notes.push_back("effect: (estimate − threshold) / sd per seed (ratio claims: of A − r·B at the nearer bound); fixed: the "
                       "paired seeds a fixed design needs for 80 % power at the claim's level; sequential: the seeds the design is "
                       "expected to spend at the observed effect, and its chance of deciding by max (normal approximation); "
-                      "hours: still to spend, from the median run time of the claim's cells, on the runs at a time the study ran with");
+                      "run and wall time: still to spend, from the median run time of the claim's cells (run time: summed over runs; "
+                      "wall time: with as many runs at a time as the study ran); design (assumed): a pilot's, or a study that reached "
+                      "its max, planned as the first look of a design that goes on (--max, --step)");
   return tab;
 }
 

@@ -24,17 +24,27 @@ namespace {
 using namespace claim_sides;
 
 // Boundaries depend only on (level, fractions): studies without failures share them, and a
-// report judges every look again from the start. Kept for the process, bounded.
-const stats::SpendingBoundary& boundary_for(double level, const std::vector<double>& fractions) {
+// report judges every look again from the start, one look more than the last time. Each
+// entry keeps its builder, so a look extends its prefix's instead of starting over. Kept
+// for the process, bounded.
+stats::SpendingBoundary boundary_for(double level, const std::vector<double>& fractions, double spacing) {
   static std::mutex mutex;
-  static std::map<std::string, stats::SpendingBoundary> cache;
-  std::string key(sizeof(double) * (fractions.size() + 1), '\0');
-  std::memcpy(key.data(), &level, sizeof(double));
-  if (!fractions.empty()) std::memcpy(key.data() + sizeof(double), fractions.data(), sizeof(double) * fractions.size());
+  static std::map<std::string, stats::SpendingBoundaryBuilder> cache;
+  auto key_of = [&](std::size_t n) {
+    std::string key(sizeof(double) * (n + 2), '\0');
+    std::memcpy(key.data(), &level, sizeof(double));
+    std::memcpy(key.data() + sizeof(double), &spacing, sizeof(double));
+    if (n) std::memcpy(key.data() + 2 * sizeof(double), fractions.data(), sizeof(double) * n);
+    return key;
+  };
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const std::string key = key_of(fractions.size());
+  if (auto it = cache.find(key); it != cache.end()) return it->second.boundary();
   if (cache.size() > 20000) cache.clear();
-  return cache.emplace(key, stats::obrien_fleming_boundary(fractions, level)).first->second;
+  auto prefix = fractions.empty() ? cache.end() : cache.find(key_of(fractions.size() - 1));
+  stats::SpendingBoundaryBuilder b = prefix != cache.end() ? prefix->second : stats::SpendingBoundaryBuilder(level, spacing);
+  for (std::size_t k = b.boundary().fractions.size(); k < fractions.size(); ++k) b.add(fractions[k]);
+  return cache.emplace(key, std::move(b)).first->second.boundary();
 }
 
 // What one look reads of one claim.
@@ -235,6 +245,10 @@ StudyJudgement judge_sequential_study(const SequentialSeeds& design, const std::
   const std::vector<std::int64_t>& looks = out.look_seeds;
   const std::size_t K = looks.size();
   const double other_alpha = 1.0 - settings.bootstrap.confidence;
+  // Fine enough for the design's smallest step between looks (a builder refines itself when
+  // failures make a step smaller still).
+  const double spacing = std::min(0.05, std::sqrt(static_cast<double>(std::min(design.step, design.first)) /
+                                                  static_cast<double>(design.max)) / 5.0);
 
   std::vector<ClaimState> st(claims.size());
   std::size_t family = 0;
@@ -292,7 +306,7 @@ StudyJudgement judge_sequential_study(const SequentialSeeds& design, const std::
         const double level = level_of(s);
         std::vector<double> fr = s.fractions;
         if (!L.exact) fr.push_back(fraction[i]);
-        const stats::SpendingBoundary& b = L.exact ? stats::SpendingBoundary{} : boundary_for(level, fr);
+        const stats::SpendingBoundary b = L.exact ? stats::SpendingBoundary{} : boundary_for(level, fr, spacing);
         const double nominal = L.exact ? 1.0 : b.nominal.back();
         LookTest t = test_look(claims[i], s.result.higher_is_better, L, nominal);
         tests[i] = t;

@@ -157,6 +157,22 @@ ScanResult scan_for_resume(const fs::path& out, const std::vector<RunSpec>& runs
   return r;
 }
 
+// A shard of a sequential study judges its looks on every shard's finished runs: reads the
+// others' run files (never moves or rewrites them; a damaged one counts as not finished).
+void read_other_shards(const fs::path& out, const std::vector<RunSpec>& runs, const std::vector<std::size_t>& mine,
+                       std::vector<RunRecord>& records) {
+  std::vector<bool> is_mine(runs.size(), false);
+  for (std::size_t i : mine) is_mine[i] = true;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (is_mine[i]) continue;
+    const fs::path file = ResultsLayout(out).run_file(runs[i].key);
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) continue;
+    RunFileCheck check = read_run_file(file);
+    if (check.valid() && check.record->status != RunStatus::Stopped) records.push_back(index_view(std::move(*check.record)));
+  }
+}
+
 // One results folder holds one sweep (by name): two sweeps written into one folder would be
 // mixed in its tables. The same name again extends or resumes it.
 void check_same_sweep(const fs::path& out, const SweepSpec& spec) {
@@ -305,6 +321,7 @@ int run_sweep(const SweepRunOptions& options) {
       check_same_sweep(out, spec);
       scan = scan_for_resume(out, ex.runs, mine, options.retry_failed,
                              shard.whole() ? StaleScope::AnyHost : StaleScope::ThisHostOnly, spec.sweep.sequential.has_value());
+      if (spec.sweep.sequential && !shard.whole()) read_other_shards(out, ex.runs, mine, scan.finished_records);
       write_sweep_manifest(out, spec, ex);
     } catch (const UserError& e) {
       fmt::print(stderr, "lrbench: error: {}\n", e.what());

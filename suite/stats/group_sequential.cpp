@@ -102,7 +102,8 @@ class Recursion {
 double node_spacing(const std::vector<double>& information) {
   double h = 0.05;
   for (std::size_t k = 1; k < information.size(); ++k)
-    h = std::min(h, std::sqrt((information[k] - information[k - 1]) / information[k]) / 5.0);
+    if (information[k] > information[k - 1])  // (looks that do not advance are refused later)
+      h = std::min(h, std::sqrt((information[k] - information[k - 1]) / information[k]) / 5.0);
   return h;
 }
 
@@ -135,27 +136,47 @@ double obrien_fleming_spending(double alpha, double t) {
   return 4.0 * upper_tail(normal_upper_quantile(alpha / 4.0) / std::sqrt(t));
 }
 
-SpendingBoundary obrien_fleming_boundary(const std::vector<double>& fractions, double alpha) {
+SpendingBoundaryBuilder::SpendingBoundaryBuilder(double alpha, double node_spacing) : alpha_(alpha), h_(node_spacing) {
   LRB_CHECK(alpha > 0 && alpha < 1, "obrien_fleming_boundary: alpha must lie in (0, 1)");
-  SpendingBoundary b;
-  b.fractions = fractions;
-  Continuation region;
-  double previous_t = 0, previous_spent = 0;
-  const double h = node_spacing(fractions);
-  for (std::size_t k = 0; k < fractions.size(); ++k) {
-    const double t = fractions[k];
-    LRB_CHECK(t > previous_t && t <= 1.0, "obrien_fleming_boundary: fractions must increase within (0, 1]");
-    const double spent = obrien_fleming_spending(alpha, t);
-    const Recursion look(k == 0 ? nullptr : &region, previous_t, t, 0.0, h);
-    const double c = solve_boundary(look, spent - previous_spent, k == 0);
-    b.spent.push_back(spent);
-    b.z.push_back(c);
-    b.nominal.push_back(std::isfinite(c) ? 2.0 * upper_tail(c) : 0.0);
-    if (k + 1 < fractions.size()) region = look.continuation(c);
-    previous_t = t;
-    previous_spent = spent;
+  LRB_CHECK(node_spacing > 0, "obrien_fleming_boundary: node spacing must be positive");
+}
+
+void SpendingBoundaryBuilder::add(double t) {
+  const double previous = b_.fractions.empty() ? 0.0 : b_.fractions.back();
+  LRB_CHECK(t > previous && t <= 1.0, "obrien_fleming_boundary: fractions must increase within (0, 1]");
+  if (!b_.fractions.empty()) {
+    const double needed = std::sqrt((t - previous) / t) / 5.0;
+    if (needed < h_) {
+      // The new look's kernel is narrower than the nodes resolve: redo every look finer.
+      const std::vector<double> before = b_.fractions;
+      *this = SpendingBoundaryBuilder(alpha_, needed);
+      for (double f : before) add_look(f);
+    }
   }
-  return b;
+  add_look(t);
+}
+
+void SpendingBoundaryBuilder::add_look(double t) {
+  const std::size_t k = b_.fractions.size();
+  const double previous_t = k ? b_.fractions.back() : 0.0;
+  const double previous_spent = k ? b_.spent.back() : 0.0;
+  Continuation region{std::move(region_z_), std::move(region_mass_)};
+  const double spent = obrien_fleming_spending(alpha_, t);
+  const Recursion look(k == 0 ? nullptr : &region, previous_t, t, 0.0, h_);
+  const double c = solve_boundary(look, spent - previous_spent, k == 0);
+  b_.fractions.push_back(t);
+  b_.spent.push_back(spent);
+  b_.z.push_back(c);
+  b_.nominal.push_back(std::isfinite(c) ? 2.0 * upper_tail(c) : 0.0);
+  Continuation next = t < 1.0 ? look.continuation(c) : Continuation{};
+  region_z_ = std::move(next.z);
+  region_mass_ = std::move(next.mass);
+}
+
+SpendingBoundary obrien_fleming_boundary(const std::vector<double>& fractions, double alpha) {
+  SpendingBoundaryBuilder b(alpha, node_spacing(fractions));
+  for (double t : fractions) b.add(t);
+  return b.boundary();
 }
 
 SequentialCrossings sequential_crossings(const std::vector<double>& information, const std::vector<double>& z,

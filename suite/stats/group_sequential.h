@@ -37,6 +37,23 @@ struct SpendingBoundary {
 // that look spends whatever is left of α). Fractions must lie in (0, 1] and increase.
 SpendingBoundary obrien_fleming_boundary(const std::vector<double>& fractions, double alpha);
 
+// The same, one look at a time: a look's boundary depends only on the looks before it, so a
+// study judged again after one more look extends what it had (copy a builder to branch).
+class SpendingBoundaryBuilder {
+ public:
+  // `node_spacing`: of the numerical integration in z; finer is needed (and taken, redoing
+  // the looks so far) when a look adds little information to the ones before.
+  explicit SpendingBoundaryBuilder(double alpha, double node_spacing = 0.05);
+  void add(double fraction);  // after the last fraction, at most 1
+  const SpendingBoundary& boundary() const { return b_; }
+
+ private:
+  void add_look(double fraction);
+  double alpha_, h_;
+  SpendingBoundary b_;
+  std::vector<double> region_z_, region_mass_;  // the sub-density of Z where no look has crossed yet
+};
+
 // What a design does under a true drift: the statistic at look k is Z_k ~ N(drift·√I_k, 1)
 // with independent increments of the score (information I_k, e.g. the seeds at look k and
 // drift the standardised effect per seed). Crossing probabilities at each look, above +c_k

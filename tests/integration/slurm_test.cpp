@@ -10,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "suite/config/shard.h"
 #include "suite/core/exit_codes.h"
 #include "suite/store/results_folder.h"
@@ -330,6 +332,84 @@ TEST_F(SlurmTest, LaunchesWithoutPmixOrWithAWrongWorldSizeAreRefusedAndWriteNoth
   EXPECT_NE(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("SLURM_NTASKS=3 but the MPI world has 2 rank(s)"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(t / "out"));
+}
+
+// A sequential study in array mode: each array runs one wave; its final job judges the look
+// and submits the next array and itself, until the study ends. The same looks and verdicts
+// as one process, every run once.
+TEST_F(SlurmTest, ASequentialStudyChainsAnArrayPerWaveToTheSameVerdicts) {
+  TempDir t;
+  std::string spec = test::tiny_sequential_sweep();
+  spec.replace(spec.find("name = \"tiny-seq\""), 17, "name = \"seq-array\"");
+  test::write_text(t / "seq.toml", spec);
+  auto ref = test::run({test::lrbench(), "run", (t / "seq.toml").string(), "--out", (t / "ref").string()});
+  ASSERT_EQ(ref.code, kExitDone) << ref.output;
+
+  struct CancelChain {  // the later waves' jobs were submitted by the final jobs, not by this test
+    ~CancelChain() {
+      for (const char* name : {"lrb-seq-array", "lrb-seq-array-final"}) (void)test::run({"scancel", "--name", name}, 30s);
+    }
+  } cancel_chain;
+  const auto ids = submit(t / "seq.toml", t / "out", {"--array=0-1", "--time", "10"});
+  ASSERT_EQ(ids.size(), 2u);
+  // The study has ended when a final job says so; four looks take four arrays.
+  std::string ended_log;
+  const auto deadline = std::chrono::steady_clock::now() + 600s;
+  int idle = 0;  // polls in a row with none of the study's jobs in the queue: the chain broke
+  while (ended_log.empty() && std::chrono::steady_clock::now() < deadline && idle < 5) {
+    std::this_thread::sleep_for(1s);
+    const auto queued = test::run({"squeue", "-h", "--name=lrb-seq-array,lrb-seq-array-final"}, 30s);
+    idle = queued.code == 0 && queued.output.find_first_not_of(" \n") == std::string::npos ? idle + 1 : 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(t / "out" / "slurm", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("seq-array-final-", 0) != 0) continue;
+      const std::string log = read_text(e.path());
+      if (log.find("the sequential study has ended") != std::string::npos) ended_log = log;
+    }
+  }
+  if (ended_log.empty()) {
+    std::string logs;
+    for (const auto& e : fs::directory_iterator(t / "out" / "slurm"))
+      if (e.path().extension() == ".log") logs += "== " + e.path().string() + "\n" + read_text(e.path());
+    FAIL() << "no final job saw the study end (" << (idle >= 5 ? "the chain broke" : "within 10 minutes") << "):\n" << logs;
+  }
+  EXPECT_NE(ended_log.find("(max-reached)"), std::string::npos) << ended_log;
+  std::size_t finals = 0, arrays = 0;
+  for (const auto& e : fs::directory_iterator(t / "out" / "slurm")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("seq-array-final-", 0) == 0) ++finals;
+    else if (name.rfind("seq-array-", 0) == 0 && name.find("_0.log") != std::string::npos) ++arrays;
+  }
+  EXPECT_EQ(arrays, 4u) << "one array per wave";
+  EXPECT_EQ(finals, 4u) << "one final job per wave";
+  expect_same_runs(t / "ref", t / "out", 20);
+  const auto a = test::run({test::lrbench(), "report", (t / "ref").string(), "--format", "json", "-o", "-"});
+  const auto b = test::run({test::lrbench(), "report", (t / "out").string(), "--format", "json", "-o", "-"});
+  const auto ja = nlohmann::json::parse(a.output.substr(a.output.find('{')));
+  const auto jb = nlohmann::json::parse(b.output.substr(b.output.find('{')));
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(jb["claims"][i]["verdict"], ja["claims"][i]["verdict"]);
+    EXPECT_EQ(jb["claims"][i]["looks"], ja["claims"][i]["looks"]);
+  }
+  EXPECT_TRUE(fs::exists(t / "out" / "report.md"));
+}
+
+// A sequential study as one MPI job under Slurm: the ranks judge every look as one process does.
+TEST_F(SlurmTest, ASequentialStudyAsOneMpiJobMatchesOneProcess) {
+  TempDir t;
+  std::string spec = test::tiny_sequential_sweep();
+  spec.replace(spec.find("name = \"tiny-seq\""), 17, "name = \"seq-mpi\"");
+  test::write_text(t / "seq.toml", spec);
+  auto ref = test::run({test::lrbench(), "run", (t / "seq.toml").string(), "--out", (t / "ref").string()});
+  ASSERT_EQ(ref.code, kExitDone) << ref.output;
+  const auto ids = submit(t / "seq.toml", t / "out", {"--ntasks-per-node", "2", "--time", "10"});
+  ASSERT_EQ(ids.size(), 1u);
+  const auto job = test::wait_job_ended(ids[0], 300s);
+  const std::string log = read_text(t / "out" / "slurm" / ("seq-mpi-" + ids[0] + ".log"));
+  ASSERT_EQ(field(job, "JobState"), "COMPLETED") << log;
+  EXPECT_NE(log.find("state=max-reached"), std::string::npos) << log;
+  expect_same_runs(t / "ref", t / "out", 20);
 }
 
 }  // namespace

@@ -32,4 +32,67 @@ attention = ["softmax", "linear"]
 )";
 }
 
+// A sequential study on the same tiny models: seeds = { first 2, step 2, max 8 }. Two claims:
+// softmax against linear attention on accuracy (near chance at 30 steps: open to max), and
+// Longformer's step memory against softmax attention's (an exact figure: decided at look 1).
+// A BigBird cell feeds no claim and keeps its first 2 seeds. 20 runs: 8 + 8 + 2 + 2.
+inline std::string tiny_sequential_sweep(int steps = 30, const std::string& extra_sweep = "") {
+  return R"([sweep]
+name = "tiny-seq"
+seeds = { first = 2, step = 2, max = 8 }
+base_seed = 3
+threads = 1
+)" + extra_sweep + R"(
+[train]
+steps = )" + std::to_string(steps) + R"(
+batch_size = 8
+eval_every = 10
+eval_size = 64
+
+[[task]]
+name = "listops"
+seq_len = 48
+train_size = 128
+
+[[model]]
+name = "transformer"
+dim = 16
+depth = 1
+heads = 2
+attention = ["softmax", "linear"]
+
+[[model]]
+name = "longformer"
+dim = 16
+depth = 1
+heads = 2
+window = 8
+
+[[model]]
+name = "bigbird"
+dim = 16
+depth = 1
+heads = 2
+block = 8
+
+[[claim]]
+name = "softmax-more-accurate"
+statement = "softmax attention is more accurate than linear attention"
+source = "a test"
+kind = "better"
+metric = "accuracy"
+a = { model = "transformer", attention = "softmax" }
+b = { model = "transformer", attention = "linear" }
+
+[[claim]]
+name = "window-less-memory"
+statement = "a sliding window needs less step memory than softmax attention"
+source = "a test"
+kind = "better"
+metric = "peak_step_bytes"
+a = { model = "longformer" }
+b = { model = "transformer", attention = "softmax" }
+)";
+}
+
 }  // namespace lrb::test

@@ -86,6 +86,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadDesign{"step below 1", sequential_with("step = 5", "step = 0"), "seq.toml:3:29", "'step' must be between 1 and 100000"},
         BadDesign{"max below first", sequential_with("max = 60", "max = 4"), "seq.toml:3:38", "'max' (4) must be at least 'first' (5)"},
         BadDesign{"max beyond the limit", sequential_with("max = 60", "max = 100001"), "seq.toml:3:38", "between 2 and 100000"},
+        BadDesign{"too many looks", sequential_with("max = 60", "max = 1000").replace(sequential_with("max = 60", "max = 1000").find("step = 5"), 8, "step = 1"),
+                  "seq.toml:3:29", "this design takes 996 looks, more than 200: take a larger 'step' (a look every 5 seeds or more)"},
         BadDesign{"unknown key", sequential_with("step = 5", "stpe = 5"), "seq.toml:3:22", "did you mean 'step'"},
         BadDesign{"missing key", sequential_with("step = 5, ", ""), "seq.toml:3:9", "needs 'step'"},
         BadDesign{"not an integer", sequential_with("step = 5", "step = 2.5"), "seq.toml:3:29", "'step' must be an integer"},

@@ -1,0 +1,219 @@
+// Sequential studies end to end (tests/support/sweeps.h tiny_sequential_sweep): the waves a
+// study draws, its report's looks, a stop at any moment resumed by the same command, a
+// budget, and the same verdicts from 2 MPI ranks (SlowSequential*, label slow;
+// MpiSequential*, label mpi). Under Slurm: tests/integration/slurm_test.cpp.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "suite/core/exit_codes.h"
+#include "tests/support/results.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/sweeps.h"
+
+namespace lrb {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+using test::Child;
+using test::TempDir;
+
+std::vector<std::string> run_cmd(const TempDir& t, const std::string& out) {
+  return {test::lrbench(), "run", (t / "seq.toml").string(), "--out", (t / out).string()};
+}
+
+json report_json(const std::filesystem::path& dir) {
+  const auto r = test::run({test::lrbench(), "report", dir.string(), "--format", "json", "-o", "-"});
+  EXPECT_EQ(r.code, kExitDone) << r.output;
+  return json::parse(r.output.substr(r.output.find('{')));
+}
+
+// What a study decided, comparable across runs of it: each claim's verdict, looks and stop.
+json decisions(const json& report) {
+  json out = json::array();
+  for (const auto& c : report.at("claims"))
+    out.push_back({{"name", c.at("name")}, {"verdict", c.at("verdict")}, {"looks", c.at("looks")}, {"stopped", c.at("stopped")}});
+  return out;
+}
+
+std::map<std::string, int> runs_per_model(const std::filesystem::path& dir) {
+  std::map<std::string, int> n;
+  for (const auto& [key, rec] : test::read_runs(dir)) {
+    std::string m = rec.spec.at("model").at("name").get<std::string>();
+    if (rec.spec.at("model").at("options").contains("attention"))
+      m += "/" + rec.spec.at("model").at("options").at("attention").get<std::string>();
+    ++n[m];
+  }
+  return n;
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The uninterrupted one-process study, run once for the suite: what every other way of
+// running it must reproduce.
+class SequentialStudy : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir;
+    test::write_text(*dir_ / "seq.toml", test::tiny_sequential_sweep());
+    reference_ = test::run(run_cmd(*dir_, "ref"));
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override { ASSERT_EQ(reference_.code, kExitDone) << reference_.output; }
+  static std::filesystem::path reference() { return *dir_ / "ref"; }
+  static void expect_same_study(const std::filesystem::path& out) {
+    const auto ra = test::read_runs(reference()), rb = test::read_runs(out);
+    ASSERT_EQ(rb.size(), ra.size());
+    for (const auto& [key, rec] : ra) {
+      ASSERT_TRUE(rb.count(key)) << key;
+      EXPECT_EQ(test::deterministic_difference(rec, rb.at(key)), "") << key;
+    }
+    EXPECT_EQ(decisions(report_json(out)), decisions(report_json(reference())));
+  }
+  static TempDir* dir_;
+  static test::Result reference_;
+};
+TempDir* SequentialStudy::dir_ = nullptr;
+test::Result SequentialStudy::reference_{-1, ""};
+
+using SlowSequential = SequentialStudy;
+using MpiSequential = SequentialStudy;
+
+TEST_F(SlowSequential, DrawsSeedsOnlyForOpenClaimsAndTheReportShowsEveryLook) {
+  // The memory claim is decided at look 1, so Longformer stops at 2 seeds; BigBird feeds no
+  // claim and keeps its first 2; the accuracy claim stays open to max (8).
+  EXPECT_EQ(runs_per_model(reference()),
+            (std::map<std::string, int>{{"transformer/softmax", 8}, {"transformer/linear", 8}, {"longformer", 2}, {"bigbird", 2}}));
+  EXPECT_NE(reference_.output.find("sequential study ended: ended after 4 of 4 looks: max reached"), std::string::npos)
+      << reference_.output;
+  const json report = report_json(reference());
+  const json& accuracy = report.at("claims").at(0);
+  const json& memory = report.at("claims").at(1);
+  EXPECT_EQ(accuracy.at("design"), "sequential");
+  EXPECT_EQ(accuracy.at("looks").size(), 4u);
+  EXPECT_EQ(accuracy.at("stopped"), "reached max (8 seeds) undecided");
+  EXPECT_EQ(accuracy.at("verdict"), "inconclusive");
+  EXPECT_EQ(memory.at("looks").size(), 1u);
+  EXPECT_EQ(memory.at("stopped"), "decided at look 1 (2 seeds)");
+  for (const auto& l : accuracy.at("looks")) {
+    for (const char* key : {"look", "seeds", "n", "estimate", "interval", "confidence", "alpha", "fraction", "z_boundary", "verdict"})
+      EXPECT_TRUE(l.contains(key)) << key;
+  }
+  EXPECT_FALSE(accuracy.at("plan").is_null()) << "an open claim is planned";
+  const json& study = report.at("studies").at(0);
+  EXPECT_EQ(study.at("state"), "max reached");
+  EXPECT_EQ(study.at("looks_done"), 4);
+  EXPECT_EQ(study.at("look_seeds"), json::array({2, 4, 6, 8}));
+  const json log = json::parse(read_text(reference() / "study.json"));
+  EXPECT_EQ(log.at("ended"), "max reached");
+  // The terminal report says how each verdict was reached.
+  const auto text = test::run({test::lrbench(), "report", reference().string()});
+  EXPECT_NE(text.output.find("claims — looks of the sequential design"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("window-less-memory: decided at look 1 (2 seeds)"), std::string::npos) << text.output;
+  // Status: nothing left, the study ended.
+  const auto st = test::run({test::lrbench(), "status", reference().string()});
+  EXPECT_NE(st.output.find("total=20 finished=20"), std::string::npos) << st.output;
+  EXPECT_NE(st.output.find("remaining=0 look=4/4 open=0 state=max-reached"), std::string::npos) << st.output;
+}
+
+TEST_F(SlowSequential, RunningTheFinishedStudyAgainDoesNothing) {
+  const auto again = test::run(run_cmd(*dir_, "ref"));
+  EXPECT_EQ(again.code, kExitDone) << again.output;
+  EXPECT_NE(again.output.find("0 ran now"), std::string::npos) << again.output;
+  EXPECT_EQ(decisions(report_json(reference())).size(), 2u);
+}
+
+// A stop at any moment — in the first milliseconds, or in the middle of a later wave — ends
+// with 3, and the same command carries on from the last look to the same study.
+TEST_F(SlowSequential, AStopAtAnyMomentResumesToTheSameStudy) {
+  for (const auto delay : {std::chrono::milliseconds(30), std::chrono::milliseconds(0)}) {
+    TempDir t;
+    test::write_text(t / "seq.toml", test::tiny_sequential_sweep());
+    {
+      Child c(run_cmd(t, "out"));
+      if (delay.count() > 0) std::this_thread::sleep_for(delay);
+      else ASSERT_TRUE(c.wait_for_output("look 3 of 4", 120s)) << c.output();
+      c.signal(SIGTERM);
+      const int code = c.wait(120s);
+      EXPECT_TRUE(code == kExitStopped || code == kExitDone) << code << "\n" << c.output();
+    }
+    const auto resumed = test::run(run_cmd(t, "out"));
+    ASSERT_EQ(resumed.code, kExitDone) << resumed.output;
+    expect_same_study(t / "out");
+  }
+}
+
+// With a budget spent during wave 1, no further wave starts: the study ends after look 1,
+// says so, and the same command runs nothing more.
+TEST_F(SlowSequential, ASpentBudgetEndsTheStudyAndSaysSo) {
+  TempDir t;
+  test::write_text(t / "seq.toml", test::tiny_sequential_sweep(150, "budget = \"1s\"\n"));
+  const auto r = test::run(run_cmd(t, "out"));
+  ASSERT_EQ(r.code, kExitDone) << r.output;
+  EXPECT_NE(r.output.find("ended after 1 of 4 looks: budget spent"), std::string::npos) << r.output;
+  EXPECT_EQ(test::read_runs(t / "out").size(), 8u) << "wave 1 only";
+  const json report = report_json(t / "out");
+  EXPECT_EQ(report.at("claims").at(0).at("stopped"), "budget spent before look 2 of 4");
+  EXPECT_EQ(report.at("claims").at(1).at("verdict"), "refuted");
+  EXPECT_EQ(report.at("studies").at(0).at("state"), "budget spent");
+  const auto again = test::run(run_cmd(t, "out"));
+  EXPECT_EQ(again.code, kExitDone) << again.output;
+  EXPECT_NE(again.output.find("0 ran now"), std::string::npos) << again.output;
+}
+
+TEST_F(SlowSequential, AChangedDesignIsRefusedInTheSameFolder) {
+  TempDir t;
+  std::string spec = test::tiny_sequential_sweep();
+  test::write_text(t / "seq.toml", spec);
+  // A fixed-design folder first: a sequential design must not start on runs already seen.
+  std::string fixed = spec;
+  fixed.replace(fixed.find("seeds = { first = 2, step = 2, max = 8 }"), 40, "seeds = 2");
+  test::write_text(t / "fixed.toml", fixed);
+  ASSERT_EQ(test::run({test::lrbench(), "run", (t / "fixed.toml").string(), "--out", (t / "out").string()}).code, kExitDone);
+  const auto refused = test::run(run_cmd(t, "out"));
+  EXPECT_EQ(refused.code, kExitUsage) << refused.output;
+  EXPECT_NE(refused.output.find("seq.toml:3:9"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("must start before any result is seen"), std::string::npos) << refused.output;
+  // A study's design cannot change once it has looked.
+  std::string other = spec;
+  other.replace(other.find("max = 8"), 7, "max = 10");
+  test::write_text(t / "other.toml", other);
+  ASSERT_EQ(test::run(run_cmd(t, "seq")).code, kExitDone);
+  const auto changed = test::run({test::lrbench(), "run", (t / "other.toml").string(), "--out", (t / "seq").string()});
+  EXPECT_EQ(changed.code, kExitUsage) << changed.output;
+  EXPECT_NE(changed.output.find("cannot change once it has looked at results"), std::string::npos) << changed.output;
+}
+
+// Two ranks: the same looks and verdicts, every run bit-identical to the one-process study's.
+// (A rank idle at a look may start a run of the next wave; here every wave is needed.)
+TEST_F(MpiSequential, TwoRanksJudgeTheStudyAsOneProcessDoes) {
+  TempDir t;
+  test::write_text(t / "seq.toml", test::tiny_sequential_sweep());
+  std::vector<std::string> cmd = test::mpirun(2);
+  for (const auto& a : run_cmd(t, "out")) cmd.push_back(a);
+  const auto r = test::run(cmd);
+  ASSERT_EQ(r.code, kExitDone) << r.output;
+  expect_same_study(t / "out");
+  std::set<int> ranks;
+  for (const auto& [key, rec] : test::read_runs(t / "out")) ranks.insert(rec.provenance.at("rank").get<int>());
+  EXPECT_EQ(ranks.size(), 2u);
+}
+
+}  // namespace
+}  // namespace lrb
