@@ -1,6 +1,7 @@
 // lrbench validate SPEC: check a sweep file and list its runs, without running anything.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <memory>
 
@@ -18,7 +19,12 @@ int validate(const std::string& file) {
   std::vector<json> specs;
   for (const auto& r : ex.runs) specs.push_back(r.spec);
   const auto varying = varying_paths(specs);
-  fmt::print("{}: sweep '{}' is valid: {} run(s)\n", file, spec.sweep.name, ex.runs.size());
+  if (const auto& d = spec.sweep.sequential)
+    fmt::print("{}: sweep '{}' is valid: a sequential study of at most {} run(s): seeds = {{ {} }}, looks at {} seeds{}\n", file,
+               spec.sweep.name, ex.runs.size(), d->text(), fmt::join(d->look_seeds(), ", "),
+               spec.sweep.budget_seconds ? ", budget " + format_budget(*spec.sweep.budget_seconds) : std::string());
+  else
+    fmt::print("{}: sweep '{}' is valid: {} run(s)\n", file, spec.sweep.name, ex.runs.size());
   for (const auto& r : ex.runs) fmt::print("{}  {}\n", r.key, describe_run(r, varying));
   if (!ex.skipped.empty()) {
     fmt::print("{} combination(s) skipped:\n", ex.skipped.size());
