@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "suite/core/errors.h"
@@ -42,9 +43,18 @@ SequentialSource::SequentialSource(const SweepSpec& spec, const ExpandedSweep& e
 }
 
 void SequentialSource::rejudge() {
-  if (clock_ && spec_.sweep.budget_seconds && !budget_spent_) budget_spent_ = clock_->beat() >= *spec_.sweep.budget_seconds;
-  else if (clock_) clock_->beat();
-  if (!dirty_ && !(budget_spent_ && plan_.end == WavePlan::End::Running)) return;
+  // The clock is written (and fsynced) when a run has finished, and otherwise at most every
+  // few seconds: a rank waiting at a look asks again every few milliseconds.
+  const auto now = std::chrono::steady_clock::now();
+  if (clock_ && (dirty_ || now - last_beat_ >= kBeatEvery)) {
+    last_beat_ = now;
+    const double spent = clock_->beat();
+    if (spec_.sweep.budget_seconds && spent >= *spec_.sweep.budget_seconds && !budget_spent_) {
+      budget_spent_ = true;
+      dirty_ = true;
+    }
+  }
+  if (!dirty_) return;
   plan_ = judge_(records_, budget_spent_);
   dirty_ = false;
   if (plan_.end != WavePlan::End::Running && !announced_end_) {

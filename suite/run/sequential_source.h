@@ -6,6 +6,7 @@
 // of the next wave of the claims still open (it may prove unneeded if the look then decides
 // them: it is kept and reported, but never read by a look that did not ask for it).
 // The budget is checked at every refill: once spent, no run starts.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -61,6 +62,8 @@ class SequentialSource : public WorkSource {
   std::function<WorkItem(std::int64_t)> item_of_;
   bool refill_waves_;
   bool dirty_ = true, budget_spent_ = false, announced_end_ = false;
+  static constexpr std::chrono::seconds kBeatEvery{5};
+  std::chrono::steady_clock::time_point last_beat_{};
   std::size_t speculative_ = 0;
   WavePlan plan_;
 };
