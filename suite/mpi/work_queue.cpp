@@ -62,6 +62,7 @@ std::int64_t WorkQueue::serve(int rank, std::int64_t prev_index, int prev_outcom
       return kWait;
     }
   }
+  if (!stopping_ && source_ && next_ < items_.size() && !source_->keep_going()) stopping_ = true;
   if (stopping_ || next_ >= items_.size()) {
     ++ranks_released_;
     return -1;

@@ -38,6 +38,9 @@ class WorkSource {
   // queue's lock, from its serving thread or its main thread; never with wait honoured
   // when nothing is in flight.
   virtual Refill refill(int in_flight) = 0;
+  // Asked before each item is handed out: false stops handing out (a budget spent); the
+  // items not handed out are left for a later session.
+  virtual bool keep_going() { return true; }
 };
 
 class WorkQueue {

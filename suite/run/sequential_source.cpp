@@ -99,6 +99,11 @@ void SequentialSource::finished(std::int64_t index, ItemOutcome outcome, const s
   }
 }
 
+bool SequentialSource::keep_going() {
+  rejudge();
+  return !budget_spent_;
+}
+
 WorkSource::Refill SequentialSource::refill(int in_flight) {
   Refill out;
   if (!refill_waves_) return out;

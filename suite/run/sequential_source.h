@@ -46,6 +46,7 @@ class SequentialSource : public WorkSource {
 
   void finished(std::int64_t index, ItemOutcome outcome, const std::string& message) override;
   Refill refill(int in_flight) override;
+  bool keep_going() override;  // false once the budget is spent: no run starts after that
 
  private:
   void rejudge();

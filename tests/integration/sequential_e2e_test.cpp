@@ -159,19 +159,20 @@ TEST_F(SlowSequential, AStopAtAnyMomentResumesToTheSameStudy) {
   }
 }
 
-// With a budget spent during wave 1, no further wave starts: the study ends after look 1,
-// says so, and the same command runs nothing more.
+// Once the budget is spent no run starts (the one in progress finishes): the study ends
+// with its open claims said so, and the same command runs nothing more. Runs of 300 steps
+// take several budgets of 1 s each.
 TEST_F(SlowSequential, ASpentBudgetEndsTheStudyAndSaysSo) {
   TempDir t;
-  test::write_text(t / "seq.toml", test::tiny_sequential_sweep(150, "budget = \"1s\"\n"));
+  test::write_text(t / "seq.toml", test::tiny_sequential_sweep(300, "budget = \"1s\"\n"));
   const auto r = test::run(run_cmd(t, "out"));
   ASSERT_EQ(r.code, kExitDone) << r.output;
-  EXPECT_NE(r.output.find("ended after 1 of 4 looks: budget spent"), std::string::npos) << r.output;
-  EXPECT_EQ(test::read_runs(t / "out").size(), 8u) << "wave 1 only";
+  EXPECT_NE(r.output.find("looks: budget spent"), std::string::npos) << r.output;
+  EXPECT_LT(test::read_runs(t / "out").size(), 8u) << "not even wave 1 fits in 1 s";
   const json report = report_json(t / "out");
-  EXPECT_EQ(report.at("claims").at(0).at("stopped"), "budget spent before look 2 of 4");
-  EXPECT_EQ(report.at("claims").at(1).at("verdict"), "refuted");
+  EXPECT_EQ(report.at("claims").at(0).at("stopped"), "budget spent before look 1 of 4");
   EXPECT_EQ(report.at("studies").at(0).at("state"), "budget spent");
+  EXPECT_GE(report.at("studies").at(0).at("spent_s").get<double>(), 1.0);
   const auto again = test::run(run_cmd(t, "out"));
   EXPECT_EQ(again.code, kExitDone) << again.output;
   EXPECT_NE(again.output.find("0 ran now"), std::string::npos) << again.output;
