@@ -216,5 +216,23 @@ TEST_F(MpiSequential, TwoRanksJudgeTheStudyAsOneProcessDoes) {
   EXPECT_EQ(ranks.size(), 2u);
 }
 
+// Two ranks stopped in the middle of a later wave (lrbench run --ranks 2 forwards the stop to
+// every rank): exit 3, and the same command finishes the same study.
+TEST_F(MpiSequential, AStopOfBothRanksMidWaveResumesToTheSameStudy) {
+  TempDir t;
+  test::write_text(t / "seq.toml", test::tiny_sequential_sweep());
+  std::vector<std::string> cmd = run_cmd(t, "out");
+  cmd.insert(cmd.end(), {"--ranks", "2", "--mpirun-flag=--oversubscribe", "--mpirun-flag=--bind-to", "--mpirun-flag=none"});
+  {
+    Child c(cmd);
+    ASSERT_TRUE(c.wait_for_output("look 2 of 4", 120s)) << c.output();
+    c.signal(SIGTERM);
+    EXPECT_EQ(c.wait(120s), kExitStopped) << c.output();
+  }
+  const auto resumed = test::run(cmd);
+  ASSERT_EQ(resumed.code, kExitDone) << resumed.output;
+  expect_same_study(t / "out");
+}
+
 }  // namespace
 }  // namespace lrb
