@@ -234,5 +234,52 @@ TEST(SequentialClaims, RatioClaimsUseFiellersRepeatedInterval) {
   EXPECT_NE(claim_evidence(j.claims[0]).find("Fieller"), std::string::npos) << claim_evidence(j.claims[0]);
 }
 
+// Scaling claims: an exact figure is one point per length whatever the seeds (decided at
+// look 1); a measured one (a step time with noise) is fitted over every seed's points, its
+// slope interval at the look's level.
+TEST(SequentialClaims, ScalingClaimsFitTheirLooksAndExactFiguresCountEachLengthOnce) {
+  ClaimSpec memory;
+  memory.name = "memory-linear";
+  memory.kind = ClaimKind::Scaling;
+  memory.metric = "peak_bytes";
+  memory.over = "task.seq_len";
+  memory.slope_lo = 0.9;
+  memory.slope_hi = 1.1;
+  memory.a.match = {{"model.name", "linear"}};
+  memory.a.label = "linear";
+  memory.a.expected_runs = 3 * static_cast<std::size_t>(kDesign.max);
+  memory.a.expected_over = {128, 256, 512};
+  ClaimSpec time = memory;
+  time.name = "time-quadratic";
+  time.metric = "step_seconds_median";
+  time.slope_lo = 1.8;
+  time.slope_hi = 2.2;
+  std::mt19937_64 rng(17);
+  std::normal_distribution<double> noise(0.0, 0.05);
+  std::vector<RunRecord> runs;
+  for (std::int64_t n : {128, 256, 512})
+    for (int s = 0; s < 24; ++s) {
+      test::RunDraft d;
+      d.model = "linear";
+      d.seq_len = n;
+      d.seed = s;
+      d.metrics = {{"peak_bytes", 1000.0 * static_cast<double>(n)},
+                   {"step_seconds_median", 1e-5 * static_cast<double>(n * n) * std::exp(noise(rng))}};
+      runs.push_back(test::make_run(d));
+    }
+  const StudyJudgement j = judge_sequential_study(kDesign, {memory, time}, runs, false, ClaimSettings{});
+  const ClaimResult& m = j.claims[0];
+  EXPECT_EQ(m.verdict, Verdict::Supported);
+  EXPECT_EQ(m.stopped, "decided at look 1 (3 seeds)");
+  EXPECT_EQ(m.n, 3u) << "one point per length: the seeds repeat the same count";
+  const ClaimResult& t = j.claims[1];
+  EXPECT_EQ(t.verdict, Verdict::Supported);
+  ASSERT_TRUE(t.estimate);
+  EXPECT_NEAR(*t.estimate, 2.0, 0.05);
+  ASSERT_FALSE(t.looks.empty());
+  EXPECT_GT(t.looks.size(), 1u) << "a noisy slope needs more than the first look's 9 points at its boundary";
+  EXPECT_EQ(t.looks.back().n, t.looks.back().seeds * 3u);
+}
+
 }  // namespace
 }  // namespace lrb
