@@ -308,6 +308,20 @@ void judge_studies(Analysis& a, const ReportInput& input, const ClaimSettings& c
     StudyJudgement j = judge_sequential_study(study.design, study.claims, own, budget_spent, cs);
     StudySummary s{study.sweep, study.design, j.look_seeds, study.budget_seconds, study.spent_seconds, j.plan, a.claims.size(), 0, 0};
     s.runs = own.size();
+    if (j.plan.end == WavePlan::End::Running) {
+      s.seconds_per_seed = seconds_per_seed_of_open_claims(study.claims, j.plan.open, own);
+      if (s.seconds_per_seed && *s.seconds_per_seed > 0 && study.budget_seconds) {
+        s.budget_buys_seeds = std::max(0.0, *study.budget_seconds - study.spent_seconds) / *s.seconds_per_seed;
+        // The wave in progress already has some of its seeds; the rest of the budget reaches about here.
+        const double reach = static_cast<double>(j.plan.looks_done ? j.look_seeds[j.plan.looks_done - 1] : 0) + *s.budget_buys_seeds;
+        if (reach < static_cast<double>(study.design.max))
+          a.warnings.push_back(fmt::format(
+              "{}: at the measured run times the budget left buys about {:.0f} more seed(s) of the open claims' cells, so the study "
+              "will end near {:.0f} of its {} seeds; the looks it does not reach spend no error, so its claims lose power: "
+              "choose max within what the budget buys (lrbench plan)",
+              study.sweep, *s.budget_buys_seeds, reach, study.design.max));
+      }
+    }
     for (auto& r : j.claims) {
       const std::size_t index = a.claims.size();
       if (r.verdict == Verdict::Inconclusive && !r.looks.empty()) {

@@ -104,6 +104,10 @@ struct StudySummary {
   WavePlan plan;
   std::size_t claims_begin = 0, claims_end = 0;  // its claims in Analysis::claims
   std::size_t runs = 0;                          // its runs found (any status)
+  // While it runs with a budget: one more seed of the open claims' cells in wall time, and
+  // about how many seeds the budget left still buys (from the measured run times).
+  std::optional<double> seconds_per_seed;
+  std::optional<double> budget_buys_seeds;
 };
 
 struct Analysis {

@@ -25,6 +25,7 @@ Report build_plan(const ReportInput& input, const ReportOptions& options) {
   for (auto& t : report_tables(*a))
     if (t.id == "claims" || t.id == "claims-looks") r.tables.push_back(std::move(t));
   if (auto p = claim_plan_table(*a)) r.tables.push_back(std::move(*p));
+  r.warnings = a->warnings;
   if (a->claims.empty()) r.warnings.push_back("these results state no claims ([[claim]] in the sweep file): nothing to plan");
   else if (a->plans.empty()) r.warnings.push_back("no claim is inconclusive: nothing to plan");
   r.make_data = [a] { return report_json(*a, "plan"); };

@@ -247,6 +247,8 @@ json study_json(const StudySummary& s) {
             {"state", wave_end_name(s.plan.end)},
             {"summary", s.plan.summary},
             {"runs", s.runs},
+            {"seconds_per_seed", opt(s.seconds_per_seed)},
+            {"budget_buys_seeds", opt(s.budget_buys_seeds)},
             {"claims", json::array()}};
   return j;
 }

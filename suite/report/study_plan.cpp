@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "suite/report/claim_sides.h"
@@ -131,6 +132,28 @@ ClaimPlan plan_claim(const ClaimResult& r, const SequentialSeeds& design, bool a
     p.sequential_wall_hours = *p.sequential_run_hours / p.slots;
   }
   return p;
+}
+
+std::optional<double> seconds_per_seed_of_open_claims(const std::vector<ClaimSpec>& claims, const std::vector<std::size_t>& open,
+                                                       const std::vector<RunRecord>& runs) {
+  std::map<std::string, std::vector<double>> by_cell;  // a cell: the spec without its seed
+  int slots = 1;
+  for (const auto& r : runs) {
+    if (r.status != RunStatus::Ok) continue;
+    const bool read = std::any_of(open.begin(), open.end(), [&](std::size_t c) {
+      return claims[c].a.matches(r.spec) || (!claims[c].b.match.empty() && claims[c].b.matches(r.spec));
+    });
+    auto it = r.metrics.find("wall_seconds");
+    if (!read || it == r.metrics.end() || !std::isfinite(it->second)) continue;
+    nlohmann::json cell = r.spec;
+    cell.erase("seed_index");
+    by_cell[cell.dump()].push_back(it->second);
+    slots = std::max(slots, r.provenance.value("world_size", 1) / std::max(1, r.spec.value("ranks_per_run", 1)));
+  }
+  if (by_cell.empty()) return std::nullopt;
+  double total = 0;
+  for (auto& [cell, times] : by_cell) total += stats::median(times);
+  return total / slots;
 }
 
 nlohmann::json claim_plan_json(const ClaimPlan& p) {

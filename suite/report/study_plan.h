@@ -35,4 +35,9 @@ ClaimPlan plan_claim(const ClaimResult& claim, const SequentialSeeds& design, bo
 
 nlohmann::json claim_plan_json(const ClaimPlan& p);
 
+// The wall time one more seed of every cell the open claims read costs: the median run time
+// of each such cell, summed, over the runs the study ran at once. None without a timed run.
+std::optional<double> seconds_per_seed_of_open_claims(const std::vector<ClaimSpec>& claims, const std::vector<std::size_t>& open,
+                                                       const std::vector<RunRecord>& runs);
+
 }  // namespace lrb
