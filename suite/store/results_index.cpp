@@ -38,8 +38,9 @@ constexpr std::string_view kMagic = "lrbench-index 1\n";
 // The most bytes of an index read: about 20 times what 100,000 runs need.
 constexpr std::uintmax_t kMaxIndexBytes = std::uintmax_t{4} << 30;
 
-// The provenance fields and records the reports show (see index_view).
-constexpr const char* kProvenanceKept[] = {"sweep", "git_revision", "git_dirty", "threads", "device_name", "gpu_name"};
+// The provenance fields and records the reports read (see index_view): world_size gives the
+// runs a study ran at a time, by which `lrbench plan` and the budget warning divide run time.
+constexpr const char* kProvenanceKept[] = {"sweep", "git_revision", "git_dirty", "threads", "device_name", "gpu_name", "world_size"};
 constexpr const char* kRecordsKept[] = {"task", "probes"};
 constexpr std::string_view kCurvesKeptPrefix = "variant.";  // per-variant inference timings
 

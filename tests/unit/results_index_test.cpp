@@ -47,6 +47,7 @@ void write_folder(const fs::path& dir) {
     r.records["model"] = {{"blocks", json::array({1, 2, 3})}};
     r.provenance["host"] = "node-7";
     r.provenance["data_cache"] = {{"file", "/somewhere"}};
+    r.provenance["world_size"] = 2;  // kept: a study's plan reads it
     write_run_file(entry.path(), r);
   }
 }
@@ -287,6 +288,18 @@ TEST_F(ResultsIndex, ADamagedIndexIsIgnoredAndRebuilt) {
   IndexRefresh r2;
   EXPECT_EQ(scan(r2).runs.size(), want.runs.size());
   EXPECT_FALSE(r2.ignored.empty());
+}
+
+// `lrbench plan` and a study's budget warning divide run time by the runs the study ran at a
+// time (the job's world size): the index keeps it, so a plan from the index is not off by the
+// rank count (it was: plans of 2-rank studies gave twice the wall time).
+TEST_F(ResultsIndex, TheViewKeepsTheWorldSizeAPlanDividesRunTimeBy) {
+  IndexRefresh first, second;
+  scan(first);
+  const ResultsScan b = scan(second);
+  ASSERT_EQ(second.read, 0u) << "read from the index";
+  ASSERT_FALSE(b.runs.empty());
+  for (const RunRecord& r : b.runs) EXPECT_EQ(r.provenance.value("world_size", 0), 2) << r.key;
 }
 
 // Sealed, so past the digest, but written for another view of the runs: rebuilt.
