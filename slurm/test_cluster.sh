@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one-node Slurm cluster the `slurm` tests run on (README, "Slurm"): munged,
+# The one-node Slurm cluster the `slurm` tests run on (docs/clusters.md, "Slurm"): munged,
 # slurmctld and slurmd as root, on this machine, every file of it under one folder.
 #
 #   slurm/test_cluster.sh up       start whatever is not running, wait (bounded) until the node is idle

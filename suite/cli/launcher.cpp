@@ -17,7 +17,7 @@
 // A report builds its 100,000 decoded runs as millions of small allocations; most of that
 // time went to page faults. glibc's allocator, told to, backs its heap with transparent huge
 // pages (where the system allows them: "madvise" or "always") and grows it 64 MiB at a time
-// (a report of 100,000 runs here: 5.5 s without, 3.9 s with; README "Results at scale").
+// (a report of 100,000 runs here: 5.5 s without, 3.9 s with; docs/benchmarks.md, "Results at scale").
 // GLIBC_TUNABLES the user set come after, so theirs win.
 static void allocate_for_many_records() {
   static const char ours[] = "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864";

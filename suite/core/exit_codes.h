@@ -1,5 +1,5 @@
 #pragma once
-// The process exit codes, documented in the README.
+// The process exit codes, documented in docs/sweep-file.md ("Exit codes").
 namespace lrb {
 enum ExitCode : int {
   kExitDone = 0,         // every run finished ok (or was already finished)

@@ -1,6 +1,6 @@
 // Harness overhead per run: a run with zero training steps, from its RunSpec to its
 // published run file (data, model construction, final evaluation, HDF5 publish).
-// Target: <= 100 ms per run (README). Run: build/tests/lrb_bench --benchmark_filter=Harness
+// Target: <= 100 ms per run (docs/benchmarks.md, "Harness"). Run: build/tests/lrb_bench --benchmark_filter=Harness
 #include <benchmark/benchmark.h>
 
 #include <ATen/Parallel.h>

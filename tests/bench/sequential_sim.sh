@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The sequential design's false-verdict rate, power and expected seeds by simulation: the
-# README's table ("Sequential studies") is this script's output.
+# tables of docs/sequential-studies.md (and the README's part of them) are this script's output.
 #   tests/bench/sequential_sim.sh [build dir] [studies per row (default 10000)] [seed]
 # Under the null the "supported" rate of lrbench's sequential judge must stay at most α with
 # its Clopper–Pearson interval; the naive rule (a fixed-n interval at every look, stopping

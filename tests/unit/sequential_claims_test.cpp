@@ -20,7 +20,7 @@ using json = nlohmann::json;
 // threshold), the rate of "supported" stays at most α = 0.05 (its Clopper–Pearson interval
 // reaches down to α or below) for normal and heavy-tailed differences with looks from 2
 // seeds on; the naive rule on the same studies does not. tests/bench/sequential_sim.sh runs
-// the large version (10,000 studies and more per row) whose table is in the README.
+// the large version (10,000 studies and more per row) whose tables are in docs/sequential-studies.md (and the README).
 
 struct NullCase {
   test::Differences kind;
