@@ -234,5 +234,51 @@ TEST_F(MpiSequential, AStopOfBothRanksMidWaveResumesToTheSameStudy) {
   expect_same_study(t / "out");
 }
 
+
+// lrbench plan on a pilot (a fixed design): its open claim is planned as the first look of a
+// design that goes on in waves of the pilot's size up to 60 seeds (--max and --step change
+// it), with the seeds a fixed design would need and the cost from the measured run times.
+TEST(SlowSequentialPlan, PlansAPilotsOpenClaimAsTheFirstLookOfADesignThatGoesOn) {
+  TempDir t;
+  std::string pilot = test::tiny_sweep();
+  pilot.replace(pilot.find("seeds = 2"), 9, "seeds = 4");
+  pilot += R"(
+[[claim]]
+name = "softmax-beats-linear"
+statement = "softmax attention is more accurate than linear attention"
+source = "a pilot"
+kind = "better"
+metric = "accuracy"
+a = { model = "transformer", attention = "softmax" }
+b = { model = "transformer", attention = "linear" }
+)";
+  test::write_text(t / "pilot.toml", pilot);
+  const auto ran = test::run({test::lrbench(), "run", (t / "pilot.toml").string(), "--out", (t / "out").string()});
+  ASSERT_EQ(ran.code, kExitDone) << ran.output;
+
+  const auto text = test::run({test::lrbench(), "plan", (t / "out").string()});
+  ASSERT_EQ(text.code, kExitDone) << text.output;
+  EXPECT_NE(text.output.find("claims — what settling the open ones would cost"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("first 4, step 4, max 60 (assumed)"), std::string::npos) << text.output;
+
+  const auto r = test::run({test::lrbench(), "plan", (t / "out").string(), "--max", "20", "--step", "2", "--format", "json", "-o", "-"});
+  ASSERT_EQ(r.code, kExitDone) << r.output;
+  const json claim = json::parse(r.output.substr(r.output.find('{'))).at("claims").at(0);
+  ASSERT_EQ(claim.at("verdict"), "inconclusive") << "30 steps leave both models near chance: the claim stays open";
+  const json& plan = claim.at("plan");
+  EXPECT_EQ(plan.at("assumed_design"), true);
+  EXPECT_EQ(plan.at("design"), (json{{"first", 4}, {"step", 2}, {"max", 20}}));
+  EXPECT_EQ(plan.at("seeds_done"), 4);
+  ASSERT_TRUE(plan.at("fixed_seeds_80").is_number()) << plan.dump();
+  EXPECT_GT(plan.at("fixed_seeds_80").get<int>(), 4);
+  ASSERT_TRUE(plan.at("sequential_expected_seeds").is_number()) << plan.dump();
+  EXPECT_GE(plan.at("sequential_expected_seeds").get<double>(), 4.0);
+  EXPECT_LE(plan.at("sequential_expected_seeds").get<double>(), 20.0);
+  ASSERT_TRUE(plan.at("seconds_per_seed").is_number()) << plan.dump();
+  EXPECT_GT(plan.at("seconds_per_seed").get<double>(), 0.0);
+  EXPECT_EQ(plan.at("slots"), 1) << "one process ran the pilot";
+  EXPECT_TRUE(plan.at("why_not").is_null()) << plan.dump();
+}
+
 }  // namespace
 }  // namespace lrb
