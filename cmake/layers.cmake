@@ -20,7 +20,7 @@ set(LRB_LAYERS
   "suite/store=suite/core suite/hdf5 suite/contracts suite/config"
   "suite/nn=suite/core suite/contracts"
   "suite/report=suite/core suite/contracts suite/stats suite/store suite/config"
-  "suite/run=suite/core suite/hdf5 suite/contracts suite/config suite/registry suite/mpi suite/runtime suite/store suite/nn"
+  "suite/run=suite/core suite/hdf5 suite/contracts suite/config suite/registry suite/mpi suite/runtime suite/store suite/nn suite/stats"
   "suite/cli=suite/core suite/hdf5 suite/contracts suite/config suite/registry suite/mpi suite/runtime suite/store suite/nn suite/stats suite/report suite/run suite/slurm"
   "workloads/loaders=suite/core suite/hdf5 suite/contracts suite/registry"
   "workloads/tasks=suite/core suite/contracts suite/registry workloads/loaders"

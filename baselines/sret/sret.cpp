@@ -511,6 +511,12 @@ OptionSchema inference_schema() {
   };
   for (auto& o : s.options) o.axis = false;  // a variant is one setting
   s.resolve = [](json& o, const json&) {
+    // A count of tokens to merge on a variant that merges none is a mistake, not a setting.
+    if (o["merge"] == false)
+      for (const char* key : {"rho", "r"})
+        if (!o[key].is_null())
+          throw OptionError(key, std::string(key) + " sets how many tokens merge, but merge = false: set merge = true, or leave " +
+                                     key + " out");
     if (o["schedule"] == "stage") {
       if (!o["r"].is_null()) throw OptionError("r", "r is the layer schedule's count; with schedule = \"stage\" give rho");
       if (o["rho"].is_null()) o["rho"] = 0.25;

@@ -4,6 +4,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 
 #include "suite/cli/command.h"
 #include "suite/core/errors.h"
@@ -39,6 +41,15 @@ int cli_main(int argc, char** argv) {
   } catch (const EnvironmentError& e) {
     fmt::print(stderr, "lrbench: error: {}\n", e.what());
     return kExitInternal;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path given that cannot be followed (a symbolic link loop, a missing or unreadable
+    // folder) is the user's to fix (exit 2); any other file system failure is the machine's.
+    const std::error_code c = e.code();
+    const bool users = c == std::errc::too_many_symbolic_link_levels || c == std::errc::no_such_file_or_directory ||
+                       c == std::errc::not_a_directory || c == std::errc::filename_too_long ||
+                       c == std::errc::permission_denied;
+    fmt::print(stderr, "lrbench: error: {}: {}{}\n", e.path1().string(), c.message(), users ? "; check the path given" : "");
+    return users ? kExitUsage : kExitInternal;
   } catch (const std::exception& e) {
     fmt::print(stderr, "lrbench: internal error: {}\n", e.what());
     return kExitInternal;

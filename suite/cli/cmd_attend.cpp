@@ -55,6 +55,23 @@ int list_kernels() {
   return kExitDone;
 }
 
+// The inputs are finite (read_attend_input checks them), so a NaN or inf in the output is
+// the kernel's arithmetic overflowing (scores near float32's limit, exp of a large bias) or a
+// row with no key to attend to: said, with exit 2, instead of written.
+void check_finite_output(const std::string& kernel, const at::Tensor& out, const AttentionTensors& t) {
+  const at::Tensor bad = out.isfinite().logical_not();
+  const std::int64_t count = bad.sum().item<std::int64_t>();
+  if (count == 0) return;
+  const at::Tensor first = bad.nonzero()[0];
+  std::vector<std::string> at_index;
+  for (std::int64_t i = 0; i < first.size(0); ++i) at_index.push_back(std::to_string(first[i].item<std::int64_t>()));
+  throw UserError(fmt::format(
+      "kernel {} gave {} non-finite output value(s) (the first at [{}]) from finite inputs: its arithmetic overflowed "
+      "(largest |q| {:.3g}, |k| {:.3g}; float32 holds up to 3.4e38 and its exp overflows past 88) or a row had no key to attend "
+      "to (every key masked); nothing was written. Scale q and k down, lower the option that grows the scores, or unmask a key",
+      kernel, count, join(at_index, ", "), t.q.abs().max().item<double>(), t.k.abs().max().item<double>()));
+}
+
 int attend(const AttendArgs& a) {
   if (a.list) return list_kernels();
   if (a.kernel.empty() || a.in.empty() || a.out.empty())
@@ -77,6 +94,7 @@ int attend(const AttendArgs& a) {
   const AttentionTensors& t = input.tensors;
 
   const AttentionRun run = kernel.run(options, t);
+  check_finite_output(kernel.name, run.out, t);
 
   // Built in memory and published with a whole-file digest: a full disk fails a plain write.
   h5::MemoryFile file(to_stdout ? fs::path("<standard output>") : out_target);
@@ -93,7 +111,7 @@ int attend(const AttendArgs& a) {
   h5::write_string_attribute(file.file(), "info", run.info.dump());
   h5::write_int_attribute(file.file(), "score_elements", run.score_elements);
   const std::string summary = fmt::format("out {} from {} ({} score elements)",
-                                          shape_text(std::vector<hsize_t>(run.out.sizes().begin(), run.out.sizes().end())),
+                                          shape_text(run.out.sizes()),
                                           kernel.name, run.score_elements);
   finish_output_file(file, out_target, a.out, summary);
   return kExitDone;

@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <charconv>
 #include <memory>
 
 #include "suite/cli/command.h"
@@ -35,6 +36,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct MergeArgs {
+  std::string r_text;  // parsed here: CLI11 clamps a number past int64 silently
   std::int64_t r = -1;
   bool class_token = false;
   std::string unmerge = "duplicate";
@@ -50,6 +52,7 @@ std::vector<std::int64_t> parse_grid(const std::string& text) {
     else parts.back() += ch;
   }
   std::vector<std::int64_t> out;
+  if (parts.size() > 2) throw UserError("--grid " + text + ": give the token grid as HxW (e.g. 14x14) or N: two sizes at most");
   for (const auto& part : parts) {
     if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos || std::stoll(part) < 1)
       throw UserError("--grid " + text + ": give the token grid as HxW (e.g. 14x14) or N, positive whole numbers");
@@ -58,9 +61,20 @@ std::vector<std::int64_t> parse_grid(const std::string& text) {
   return out;
 }
 
-int merge_tokens(const MergeArgs& a) {
+// --r: a whole number from 0 to the largest int64, exactly as written.
+std::int64_t parse_r(const std::string& text) {
+  std::int64_t v = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < 0)
+    throw UserError("--r " + text + ": give the tokens to merge away as a whole number from 0 to 9223372036854775807");
+  return v;
+}
+
+int merge_tokens(MergeArgs a) {
+  if (!a.r_text.empty()) a.r = parse_r(a.r_text);
   if (a.r < 0 || a.in.empty() || a.out.empty())
     throw UserError("merge-tokens needs --r R (tokens to merge away), --in IN.h5 and --out OUT.h5");
+  const std::vector<std::int64_t> user_grid = a.grid.empty() ? std::vector<std::int64_t>{} : parse_grid(a.grid);
   UnmergeMode mode;
   try {
     mode = parse_unmerge_mode(a.unmerge);
@@ -98,8 +112,8 @@ int merge_tokens(const MergeArgs& a) {
   }
   const std::int64_t prefix = a.class_token ? 1 : 0;
   std::vector<std::int64_t> grid = {x.size(1) - prefix};
-  if (!a.grid.empty()) {
-    grid = parse_grid(a.grid);
+  if (!user_grid.empty()) {
+    grid = user_grid;
     std::int64_t cells = 1;
     for (auto g : grid) cells *= g;
     if (cells != x.size(1) - prefix)
@@ -136,7 +150,7 @@ int merge_tokens(const MergeArgs& a) {
 void add_merge_tokens_command(CLI::App& app, CommandResult& result) {
   auto a = std::make_shared<MergeArgs>();
   auto* cmd = app.add_subcommand("merge-tokens", "ToMe's bipartite token merging on x, metric (and size) from an HDF5 file");
-  cmd->add_option("--r", a->r, "tokens to merge away (clamped to ToMe's limit, half the tokens)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--r", a->r_text, "tokens to merge away, a whole number ≥ 0 (clamped to ToMe's limit, half the tokens)");
   cmd->add_flag("--class-token", a->class_token, "token 0 is a class token: never merged");
   cmd->add_option("--unmerge", a->unmerge, "how x_unmerged is put back: " + join(unmerge_mode_names(), ", ") + " (default duplicate)");
   cmd->add_option("--grid", a->grid, "token grid after the class token, HxW or N (neighbour-mean; default a 1-D sequence)");

@@ -10,6 +10,7 @@
 #include "suite/cli/command.h"
 #include "suite/config/shard.h"
 #include "suite/core/errors.h"
+#include "suite/core/files.h"
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/mpirun_launch.h"
 #include "suite/report/sequential_claims.h"
@@ -61,6 +62,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--mpirun-flag", launch->mpirun_flags, "with --ranks: one argument for mpirun (repeatable), e.g. --mpirun-flag=--oversubscribe");
   cmd->callback([opts, launch, &result] {
+    refuse_filesystem_root(opts->out_dir, "--out");
     if (!launch->shard.empty()) opts->shard = parse_shard(launch->shard);
     if (launch->ranks > 0) {
       if (launched_under_mpi()) throw UserError("--ranks starts mpirun itself; drop it when lrbench runs under mpirun or srun");

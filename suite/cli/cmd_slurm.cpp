@@ -58,6 +58,7 @@ std::string submit(const std::vector<std::string>& options, const fs::path& scri
 // The results folder as an absolute path without symlinks, checked (before anything is
 // created) to be safe in the script, then created.
 fs::path results_folder(const std::string& given, const std::string& sweep_name) {
+  if (!given.empty()) refuse_filesystem_root(given, "--out");
   fs::path p = fs::absolute(given.empty() ? fs::path("results") / sweep_name : fs::path(given)).lexically_normal();
   if (!p.has_filename()) p = p.parent_path();
   check_script_path("the results folder", p);

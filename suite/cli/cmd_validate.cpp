@@ -16,8 +16,10 @@ namespace {
 int validate(const std::string& file) {
   const SweepSpec spec = load_sweep_file(file);
   const ExpandedSweep ex = expand_sweep(spec);
-  std::vector<json> specs;
-  for (const auto& r : ex.runs) specs.push_back(r.spec);
+  // Pointers, not copies: a copy of every spec doubled what a large sweep's listing held.
+  std::vector<const json*> specs;
+  specs.reserve(ex.runs.size());
+  for (const auto& r : ex.runs) specs.push_back(&r.spec);
   const auto varying = varying_paths(specs);
   if (const auto& d = spec.sweep.sequential)
     fmt::print("{}: sweep '{}' is valid: a sequential study of at most {} run(s): seeds = {{ {} }}, looks at {} seeds{}\n", file,

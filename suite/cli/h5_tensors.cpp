@@ -13,12 +13,6 @@ namespace lrb {
 
 namespace fs = std::filesystem;
 
-std::string shape_text(const std::vector<hsize_t>& dims) {
-  std::vector<std::string> parts;
-  for (auto d : dims) parts.push_back(std::to_string(d));
-  return "[" + join(parts, ", ") + "]";
-}
-
 at::Tensor read_h5_tensor(const h5::File& file, const std::string& path, const std::string& name, at::ScalarType dtype,
                           const std::string& expected, const std::function<bool(const std::vector<hsize_t>&)>& check) {
   if (!h5::link_exists(file, name))

@@ -9,11 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "suite/core/shape_text.h"
 #include "suite/hdf5/h5.h"
 
 namespace lrb {
-
-std::string shape_text(const std::vector<hsize_t>& dims);
 
 // Reads dataset `name` of `file` (at `path`) as a tensor of `dtype` (kFloat, kDouble, kLong
 // or kByte; HDF5 converts numeric types). `expected` describes the shape for messages;

@@ -53,7 +53,19 @@ void emit_report(const Report& report, const ReportArgs& a) {
   const bool to_stdout = a.output.empty() || a.output == "-";
   // Checked before anything is written: a device node or FIFO at -o is never replaced.
   const std::filesystem::path target = to_stdout ? std::filesystem::path() : output_file_target(a.output, "-o");
-  if (format.empty() && !to_stdout) format = report_format_for_file(a.output);
+  if (!to_stdout) {
+    // The file's name and its contents agree: a report never lands as text in "x.pdf", nor
+    // as JSON in "x.md". A name without an extension takes --format, else plain text.
+    const std::string ext = std::filesystem::path(a.output).extension().string();
+    const std::string named = report_format_for_file(a.output);
+    if (!ext.empty() && named.empty() && format.empty())
+      throw UserError("-o " + a.output + ": no report format is written to a '" + ext + "' file; name it by its format (" +
+                      report_file_extensions() + ") or give --format");
+    if (!named.empty() && !format.empty() && named != format)
+      throw UserError("-o " + a.output + " names a " + named + " file, but --format is " + format +
+                      ": give the file its format's extension, or leave out --format");
+    if (format.empty()) format = named;
+  }
   if (format.empty()) format = "term";
   if (to_stdout) {
     make_report_sink(format, format == "term" && ::isatty(1))->write(report, std::cout);

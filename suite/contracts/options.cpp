@@ -86,6 +86,8 @@ std::int64_t parse_bytes(const std::string& text) {
     throw std::invalid_argument("not a size");
   const long double bytes = std::nearbyint(v * static_cast<long double>(scale));
   if (!(bytes <= static_cast<long double>(kMaxBytes))) throw std::invalid_argument("more than 1EiB");
+  // "0.5B" rounded to 0 would read as "no budget": a positive size must keep a byte.
+  if (v > 0 && bytes < 1) throw std::invalid_argument("less than 1 byte");
   return static_cast<std::int64_t>(bytes);
 }
 
@@ -178,6 +180,8 @@ json convert_scalar(const toml::node& node, const OptionSpec& spec, OptionType t
         } catch (const std::invalid_argument& e) {
           if (std::string(e.what()) == "more than 1EiB")
             throw bad("is too large: \"" + s->get() + "\" (at most 1EiB)");
+          if (std::string(e.what()) == "less than 1 byte")
+            throw bad("is less than one byte: \"" + s->get() + "\" (write 0 for none, or at least \"1B\")");
           throw bad("is not a size: \"" + s->get() + "\" (write e.g. \"16GiB\", \"512MiB\" or a byte count)");
         }
         return check_bytes(bytes, spec, bad);

@@ -91,6 +91,13 @@ void write_all_to_stdout(std::string_view bytes) {
   }
 }
 
+void refuse_filesystem_root(const fs::path& dir, const std::string& option) {
+  std::error_code ec;
+  const fs::path where = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  if (!ec && where == where.root_path())
+    throw UserError(option + " " + dir.string() + " is the filesystem root; give the results a folder of their own, e.g. results/NAME");
+}
+
 fs::path output_file_target(const fs::path& path, const std::string& option) {
   std::error_code ec;
   fs::path target = path;

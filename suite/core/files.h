@@ -23,6 +23,9 @@ void write_file_atomic(const fs::path& final_path, std::string_view bytes);
 // checking that whatever is there is a regular file. UserError (naming `option`) for a
 // device node, a FIFO, a socket or a folder: nothing that is not a regular file is replaced.
 fs::path output_file_target(const fs::path& path, const std::string& option);
+// UserError (naming `option`) when a results folder would be the filesystem root: its
+// runs/, slurm/ and lock files would land in /.
+void refuse_filesystem_root(const fs::path& dir, const std::string& option);
 // Writes all bytes to standard output (an output option given as "-"); EnvironmentError
 // when the write fails (a closed pipe, a full disk behind a redirection).
 void write_all_to_stdout(std::string_view bytes);

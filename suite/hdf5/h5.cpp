@@ -277,9 +277,12 @@ void publish_memory_file(MemoryFile& file, const std::filesystem::path& final_pa
 
 // ---- groups and links ----------------------------------------------------------------
 
-Group create_group(const Object& loc, const std::string& name) {
+Group create_group(const Object& loc, const std::string& name, LinkStorage storage) {
   Plist gcpl = make_plist(H5P_GROUP_CREATE, loc.file());
-  keep_links_compact(gcpl, loc.file());
+  if (storage == LinkStorage::Compact)
+    keep_links_compact(gcpl, loc.file());
+  else
+    check(H5Pset_link_phase_change(gcpl.id(), 0, 0), "H5Pset_link_phase_change", loc.file());
   return Group(id_at(H5Gcreate2(loc.id(), name.c_str(), H5P_DEFAULT, gcpl.id(), H5P_DEFAULT), loc, "H5Gcreate", name),
                loc.file());
 }

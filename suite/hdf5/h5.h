@@ -145,7 +145,13 @@ class MemoryFile {
 void publish_memory_file(MemoryFile& file, const std::filesystem::path& final_path);
 
 // ---- groups and links ----------------------------------------------------------------
-Group create_group(const Object& loc, const std::string& name);
+// A group keeps its links in its checksummed object header (compact) up to 4096 of them.
+// Dense: links in a fractal heap and B-tree from the first, for a group of many thousands
+// (sweep.h5's /runs) in a file whose whole-file digest is checked before HDF5 reads it:
+// inserting into a large compact group costs time linear in its links, and converting one
+// of 4096 links to dense storage took minutes.
+enum class LinkStorage { Compact, Dense };
+Group create_group(const Object& loc, const std::string& name, LinkStorage storage = LinkStorage::Compact);
 Group open_group(const Object& loc, const std::string& name);
 bool link_exists(const Object& loc, const std::string& name);
 // Names of the links in a group, in byte order.

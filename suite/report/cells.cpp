@@ -137,11 +137,15 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
   std::map<std::string, std::vector<const nlohmann::json*>> specs_by_task;
   std::map<std::pair<std::string, std::string>, std::vector<const nlohmann::json*>> specs_by_task_model;
   std::map<std::string, std::set<std::uint64_t>> base_seeds_by_task;
+  std::map<std::string, std::set<int>> ranks_by_task;  // ranks_per_run (absent: 1)
   for (const RunRecord* r : settings) {
     specs_by_task[task_of(*r)].push_back(&r->spec);
     specs_by_task_model[{task_of(*r), model_of(*r)}].push_back(&r->spec);
   }
-  for (const auto& r : runs) base_seeds_by_task[task_of(r)].insert(r.spec.value("base_seed", std::uint64_t{0}));
+  for (const auto& r : runs) {
+    base_seeds_by_task[task_of(r)].insert(r.spec.value("base_seed", std::uint64_t{0}));
+    ranks_by_task[task_of(r)].insert(r.spec.value("ranks_per_run", 1));
+  }
   std::map<std::string, std::vector<std::string>> model_paths, condition_paths;
   std::set<std::string> all_paths;
   for (const auto& [task_model, specs] : specs_by_task_model) {
@@ -155,10 +159,14 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
     paths = with_prefix(varying_paths(specs), {"task.", "train."});
     // Seed index s of two base seeds is two different experiments: keep them apart.
     if (base_seeds_by_task[task].size() > 1) paths.push_back("base_seed");
+    // So is a run trained by one rank and by a data-parallel group (its gradient is summed
+    // differently): both are part of the run's identity, and so of its cell.
+    if (ranks_by_task[task].size() > 1) paths.push_back("ranks_per_run");
     all_paths.insert(paths.begin(), paths.end());
   }
   const auto names = short_names(all_paths);
   auto value_of = [](const nlohmann::json& spec, const std::string& path) {
+    if (path == "ranks_per_run") return nlohmann::json(spec.value("ranks_per_run", 1));
     return path == "base_seed" ? spec.at("base_seed") : value_at_path(spec, path);
   };
 
@@ -199,8 +207,9 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
     const auto base_seed = r.spec.find("base_seed");
-    const std::string setting =
-        std::to_string(setting_of[i]) + (base_seed == r.spec.end() ? std::string() : " " + base_seed->dump());
+    const std::string setting = std::to_string(setting_of[i]) +
+                                (base_seed == r.spec.end() ? std::string() : " " + base_seed->dump()) + " " +
+                                std::to_string(r.spec.value("ranks_per_run", 1));
     auto known = cell_of_setting.find(setting);
     if (known == cell_of_setting.end()) known = cell_of_setting.emplace(setting, cell_index(r)).first;
     runs_of_cell.resize(cells.size());

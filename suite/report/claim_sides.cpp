@@ -93,7 +93,14 @@ void decide_region(ClaimResult& r, double lo, double hi, const std::optional<dou
 
 double paired_threshold(const ClaimSpec& c, bool higher_is_better) {
   const double t = c.kind == ClaimKind::Better ? c.margin : -c.margin;
-  return higher_is_better ? t : -t;
+  return (higher_is_better ? t : -t) + 0.0;  // + 0.0: a zero threshold is +0, never -0
+}
+
+EdgeDecision decide_on_the_edge(const ClaimSpec& c, bool exact) {
+  if (!exact) return {Verdict::Inconclusive, "every paired seed sits exactly at the threshold; more seeds will show the spread"};
+  if (c.kind == ClaimKind::NotWorse)
+    return {Verdict::Supported, "the exact difference sits at the margin: not worse by more than the margin"};
+  return {Verdict::Refuted, "the exact difference equals the threshold: a tie is not better"};
 }
 
 }  // namespace lrb::claim_sides

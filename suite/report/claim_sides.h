@@ -45,6 +45,16 @@ void decide_region(ClaimResult& r, double lo, double hi, const std::optional<dou
 // The threshold Δ must beat (better: margin; not-worse: −margin), in the metric's direction.
 double paired_threshold(const ClaimSpec& c, bool higher_is_better);
 
+// An exact figure whose every paired difference sits exactly on the threshold (equal
+// parameter counts; a byte count at the margin) decides by the claim's words: a tie is not
+// "better" (refuted); a difference at the margin is "not worse by more than it" (supported).
+// A sampled metric on the edge stays inconclusive: more seeds will show its spread.
+struct EdgeDecision {
+  Verdict verdict;
+  std::string why;
+};
+EdgeDecision decide_on_the_edge(const ClaimSpec& c, bool exact);
+
 std::string over_name(const ClaimSpec& c);  // "seq_len"
 double over_value(const RunRecord& r, const std::string& over);
 

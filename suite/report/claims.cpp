@@ -58,26 +58,35 @@ void evaluate_ratio(ClaimResult& r, const std::vector<RunRecord>& runs, const Cl
     r.why = "no seed has values for both A and B";
     return;
   }
-  const stats::RatioEstimate e = stats::ratio_of_means(xa, xb, s.bootstrap);
-  r.estimate = e.ratio;
-  if (!e.ratio) {
+  const double mean_b = stats::mean(xb);
+  if (mean_b == 0) {
     r.verdict = Verdict::Inconclusive;
     r.why = "mean(B) is 0: the ratio is undefined";
     return;
   }
-  if (!e.percentile && r.n == 1 && exact_figure(r.claim.metric, runs, r.claim.a, r.claim.b)) {
-    r.interval = stats::Interval{*e.ratio, *e.ratio};
+  r.estimate = stats::mean(xa) / mean_b;
+  if (r.n == 1 && exact_figure(r.claim.metric, runs, r.claim.a, r.claim.b)) {
+    r.interval = stats::Interval{*r.estimate, *r.estimate};
     r.notes.push_back(kExactNote);
-    decide_region(r, *e.ratio, *e.ratio, r.claim.at_least, r.claim.at_most);
+    decide_region(r, *r.estimate, *r.estimate, r.claim.at_least, r.claim.at_most);
     return;
   }
-  if (!e.percentile) {
+  if (r.n < 2) {
     r.verdict = Verdict::Inconclusive;
-    r.why = r.n < 2 ? "one paired seed: no interval; a study needs at least 2" : "a bootstrap resample has mean(B) = 0: no interval";
+    r.why = "one paired seed: no interval; a study needs at least 2";
     return;
   }
-  r.interval = e.percentile;
-  decide_region(r, e.percentile->lo, e.percentile->hi, r.claim.at_least, r.claim.at_most);
+  // Fieller's interval holds at its n (a percentile bootstrap of two seeds has three possible
+  // means, and undercovers), so a verdict from few seeds is one the data allow.
+  const double critical = stats::t_critical(r.confidence, static_cast<double>(r.n - 1));
+  const std::optional<stats::Interval> ci = stats::fieller_paired_ratio(xa, xb, critical);
+  if (!ci) {
+    r.verdict = Verdict::Inconclusive;
+    r.why = "Fieller's interval is unbounded: mean(B) is not clear of 0 at this level";
+    return;
+  }
+  r.interval = ci;
+  decide_region(r, ci->lo, ci->hi, r.claim.at_least, r.claim.at_most);
 }
 
 void evaluate_scaling(ClaimResult& r, const std::vector<RunRecord>& runs, const ClaimSettings& s) {
@@ -166,17 +175,33 @@ std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, c
             r.notes.push_back(kExactNote);
             const bool claimed_side = r.higher_is_better ? *r.estimate > *r.threshold : *r.estimate < *r.threshold;
             const bool other_side = r.higher_is_better ? *r.estimate < *r.threshold : *r.estimate > *r.threshold;
-            r.verdict = claimed_side ? Verdict::Supported : other_side ? Verdict::Refuted : Verdict::Inconclusive;
-            r.why = claimed_side ? "the exact difference lies on the claimed side"
-                    : other_side ? "the exact difference lies on the other side"
-                                 : "the exact difference equals the threshold";
+            if (claimed_side || other_side) {
+              r.verdict = claimed_side ? Verdict::Supported : Verdict::Refuted;
+              r.why = claimed_side ? "the exact difference lies on the claimed side" : "the exact difference lies on the other side";
+            } else {
+              auto edge = decide_on_the_edge(r.claim, true);
+              r.verdict = edge.verdict;
+              r.why = std::move(edge.why);
+            }
           } else if (r.n < 2) {
             r.verdict = Verdict::Inconclusive;
             r.why = "one paired seed: no interval; a study needs at least 2";
+          } else if (std::all_of(prep[k].shifted.begin(), prep[k].shifted.end(), [](double d) { return d == 0.0; })) {
+            // No spread and no distance from the threshold: no test can speak; the claim's words do.
+            r.sd = 0.0;
+            r.interval = stats::Interval{*r.threshold, *r.threshold};
+            auto edge = decide_on_the_edge(r.claim, exact_figure(r.claim.metric, runs, r.claim.a, r.claim.b));
+            r.verdict = edge.verdict;
+            r.why = std::move(edge.why);
           } else {
             r.sd = stats::sample_std(p.differences);
             r.p_value = stats::t_test_one_sample(prep[k].shifted).p_value;
-            if (r.p_value) family.push_back(k);
+            if (r.p_value) {
+              family.push_back(k);
+            } else {
+              r.verdict = Verdict::Inconclusive;
+              r.why = "undefined: the differences overflow double precision (their mean or spread is infinite)";
+            }
           }
         }
       }
@@ -274,7 +299,7 @@ std::string claim_evidence(const ClaimResult& r) {
     }
     case ClaimKind::Ratio: {
       std::string s = fmt::format("A / B = {:.4g}", *r.estimate);
-      if (r.interval) s += fmt::format(" [{:.4g}, {:.4g}] ({} {}{})", r.interval->lo, r.interval->hi, pct, r.sequential ? "Fieller" : "bootstrap", at_look);
+      if (r.interval) s += fmt::format(" [{:.4g}, {:.4g}] ({} {}{})", r.interval->lo, r.interval->hi, pct, "Fieller", at_look);
       return s;
     }
     case ClaimKind::Scaling: {

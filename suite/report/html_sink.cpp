@@ -1,7 +1,8 @@
 // HTML: one self-contained page (no network: styles inline, plots inline SVG, no images or
 // scripts from elsewhere). Tables as the text sinks show them, marks as <sup>, failed and
 // stopped counts in red, warnings first. A short inline script counts the plots the browser
-// laid out (data-plots-rendered on <body>), so a headless test can check every one drew.
+// laid out (data-plots-rendered on <body>) and the verdict cells inside the window
+// (data-verdicts-visible), so a headless test can check every plot drew and every verdict shows.
 #include "suite/core/version.h"
 #include "suite/report/escape.h"
 #include "suite/report/plots.h"
@@ -18,6 +19,7 @@ table.lrb caption{text-align:left;font-weight:600;padding:0.3em 0}
 table.lrb th,table.lrb td{padding:0.25em 0.7em;border-bottom:1px solid #ddd;white-space:nowrap}
 table.lrb thead th{border-bottom:2px solid #444;text-align:left}
 table.lrb td.num,table.lrb th.num{text-align:right;font-variant-numeric:tabular-nums}
+td.long{white-space:normal;min-width:14em;max-width:30em}
 td.best{font-weight:700}td.alert{color:#b00020;font-weight:600}
 sup.sig{color:#b05000}sup.caution{color:#666}
 ul.notes{font-size:0.85em;color:#444;margin-top:0.2em}
@@ -31,9 +33,15 @@ constexpr const char* kCheckScript = R"(<script>
 (function(){var f=document.querySelectorAll('figure.plot'),ok=0;
 for(var i=0;i<f.length;i++){var s=f[i].querySelector('svg');if(!s)continue;var b=s.getBBox();
 if(b.width>0&&b.height>0&&s.querySelectorAll('path,use,text').length>0)ok++;}
-document.body.setAttribute('data-plots',String(f.length));document.body.setAttribute('data-plots-rendered',String(ok));})();
+document.body.setAttribute('data-plots',String(f.length));document.body.setAttribute('data-plots-rendered',String(ok));
+var v=document.querySelectorAll('td.verdict'),seen=0;
+for(var j=0;j<v.length;j++){var r=v[j].getBoundingClientRect();if(r.width>0&&r.right<=window.innerWidth)seen++;}
+document.body.setAttribute('data-verdicts',String(v.length));document.body.setAttribute('data-verdicts-visible',String(seen));})();
 </script>
 )";
+
+// Longer texts (a claim's statement and source) wrap within their cell.
+constexpr std::size_t kLongText = 48;
 
 class HtmlSink final : public ReportSink {
  public:
@@ -81,6 +89,8 @@ class HtmlSink final : public ReportSink {
       for (std::size_t c = 0; c < row.size(); ++c) {
         const TableCell& cell = row[c];
         std::string cls = c < numeric.size() && numeric[c] ? "num" : "";
+        if (c < t.columns.size() && t.columns[c] == "verdict") cls += " verdict";
+        if (cell.text.size() > kLongText) cls += " long";  // wraps instead of widening the table
         if (cell.best) cls += " best";
         if (cell.alert) cls += " alert";
         out << "<td" << (cls.empty() ? "" : " class=\"" + cls + "\"") << ">" << html_escape(cell.text);

@@ -413,21 +413,24 @@ Table claims_table(const Analysis& a) {
   Table tab;
   tab.id = "claims";
   tab.title = "claims — verdicts";
-  tab.columns = {"claim", "statement", "source", "A vs B", "metric", "claimed", "evidence", "n", "verdict"};
+  // The verdict and its evidence first: the statement and its source are long texts that
+  // pushed them off a wide screen.
+  tab.columns = {"claim", "verdict", "evidence", "n", "claimed", "metric", "A vs B", "statement", "source"};
   for (const auto& r : a.claims) {
     std::vector<TableCell> row;
     row.push_back(text(r.claim.name));
-    row.push_back(text(r.claim.statement));
-    row.push_back(text(r.claim.source));
-    row.push_back(text(r.claim.kind == ClaimKind::Scaling ? r.claim.a.label + " over " + r.claim.over.substr(r.claim.over.rfind('.') + 1)
-                                                          : r.claim.a.label + " vs " + r.claim.b.label));
-    row.push_back(text(display_metric(r.claim.metric) + (r.higher_is_better ? " (↑)" : " (↓)")));
-    row.push_back(text(r.claim.claimed_text(r.higher_is_better)));
-    row.push_back(r.estimate ? number(*r.estimate, claim_evidence(r)) : text("–"));
-    row.push_back(count(r.n));
     row.push_back(text(verdict_name(r.verdict)));
     row.back().best = r.verdict == Verdict::Supported;
     row.back().alert = r.verdict == Verdict::NotTested || r.verdict == Verdict::Refuted;
+    row.push_back(r.estimate ? number(*r.estimate, claim_evidence(r)) : text("–"));
+    row.push_back(count(r.n));
+    row.back().caution = r.n > 0 && r.n < kMinBootstrapN && r.interval && r.interval->lo < r.interval->hi;
+    row.push_back(text(r.claim.claimed_text(r.higher_is_better)));
+    row.push_back(text(display_metric(r.claim.metric) + (r.higher_is_better ? " (↑)" : " (↓)")));
+    row.push_back(text(r.claim.kind == ClaimKind::Scaling ? r.claim.a.label + " over " + r.claim.over.substr(r.claim.over.rfind('.') + 1)
+                                                          : r.claim.a.label + " vs " + r.claim.b.label));
+    row.push_back(text(r.claim.statement));
+    row.push_back(text(r.claim.source));
     tab.rows.push_back(std::move(row));
   }
   const auto fixed_paired = std::count_if(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) {
@@ -438,8 +441,9 @@ Table claims_table(const Analysis& a) {
     tab.notes.push_back(fmt::format(
         "better / not-worse: Δ = A − B per seed over the seeds both ran, tested against the claimed threshold (two-sided t), "
         "Holm-adjusted over the report's {} such claim(s) at α = {}; the interval is the t interval at the level of the claim's Holm step; "
-        "ratio: mean(A) / mean(B) over paired seeds, percentile bootstrap ({}); scaling: log-log least-squares slope over every ok run, t interval",
-        fixed_paired, a.options.alpha, bootstrap_note(a.options.bootstrap)));
+        "ratio: mean(A) / mean(B) over paired seeds, Fieller's interval (t, n − 1 df: valid at any n ≥ 2, as a bootstrap of so few seeds is not); "
+        "scaling: log-log least-squares slope over every ok run, t interval",
+        fixed_paired, a.options.alpha));
   if (!a.studies.empty())
     tab.notes.push_back(fmt::format(
         "claims of a sequential study: judged at each look on the seeds below it; the interval is the repeated confidence "
@@ -448,6 +452,12 @@ Table claims_table(const Analysis& a) {
         a.options.alpha));
   tab.notes.push_back("supported: the interval lies wholly in the claimed region; refuted: wholly outside it; inconclusive: it "
                       "straddles the edge; not tested: a cell has no value; (↑) higher is better, (↓) lower is better");
+  if (std::any_of(tab.rows.begin(), tab.rows.end(), [](const std::vector<TableCell>& row) { return row[3].caution; }))
+    tab.notes.push_back(fmt::format("{} n < {}: few seeds; the t and Fieller intervals hold at this n if the per-seed differences are "
+                                    "near normal, which so few seeds cannot show",
+                                    kCautionMark, kMinBootstrapN));
+  tab.notes.push_back("an exact figure on the threshold (no spread): a tie is not better (refuted); at the margin is not worse "
+                      "(supported)");
   for (const auto& r : a.claims) {
     std::string note = r.claim.name + ": " + r.why;
     if (const std::string need = seeds_needed_text(r); !need.empty()) note += "; " + need;

@@ -147,9 +147,11 @@ LookTest test_look(const ClaimSpec& c, bool higher_is_better, const LookData& L,
       const double half = sd == 0 ? 0.0 : critical(nominal, static_cast<double>(L.n - 1)) * sd / std::sqrt(static_cast<double>(L.n));
       t.interval = stats::Interval{m - half, m + half};
       const double thr = paired_threshold(c, higher_is_better);
-      if (t.interval->lo == thr && t.interval->hi == thr) {
-        t.verdict = Verdict::Inconclusive;
-        t.why = "every paired seed sits exactly at the threshold";
+      if (L.n >= 1 && std::all_of(diff.begin(), diff.end(), [thr](double d) { return d - thr == 0.0; })) {
+        t.interval = stats::Interval{thr, thr};
+        auto edge = decide_on_the_edge(c, L.exact);
+        t.verdict = edge.verdict;
+        t.why = std::move(edge.why);
         return t;
       }
       // Strictly beyond the threshold: an interval touching it decides nothing.

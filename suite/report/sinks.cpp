@@ -145,7 +145,7 @@ class MarkdownSink final : public ReportSink {
 };
 
 ReportFormat terminal_format() {
-  return {"term", {}, "aligned text tables (colour on a terminal), notes, warnings",
+  return {"term", {".txt"}, "aligned text tables (colour on a terminal), notes, warnings",
           [](bool colour) { return std::unique_ptr<ReportSink>(std::make_unique<TerminalSink>(colour)); }};
 }
 
@@ -193,6 +193,13 @@ std::string report_format_for_file(const std::string& path) {
   for (const auto& f : report_format_entries())
     if (std::find(f.extensions.begin(), f.extensions.end(), ext) != f.extensions.end()) return f.name;
   return "";
+}
+
+std::string report_file_extensions() {
+  std::string out;
+  for (const auto& f : report_format_entries())
+    for (const auto& e : f.extensions) out += (out.empty() ? "" : ", ") + e;
+  return out;
 }
 
 }  // namespace lrb

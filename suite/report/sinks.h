@@ -52,6 +52,8 @@ std::unique_ptr<ReportSink> make_report_sink(const std::string& format, bool col
 std::vector<std::string> report_formats();
 // The format an output file's extension picks ("out.html" -> "html"), or "" for none.
 std::string report_format_for_file(const std::string& path);
+// Every format's extensions, for a message: ".txt, .md, .csv, .json, .html, .htm, .tex".
+std::string report_file_extensions();
 
 }  // namespace lrb
 

@@ -9,20 +9,13 @@
 #include "suite/config/expand.h"
 #include "suite/report/cells.h"
 #include "suite/report/text_format.h"
+#include "suite/stats/sample_stats.h"
 #include "suite/stats/t_tests.h"
 
 namespace lrb {
 namespace {
 
 using json = nlohmann::json;
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
 
 std::optional<double> mean_of(const std::vector<double>& v) {
   if (v.empty()) return std::nullopt;
@@ -115,7 +108,7 @@ std::vector<VariantGroup> analyse_variants(const std::vector<RunRecord>& runs) {
             for (double s : it->second)
               if (s > 0) c.samples_per_s.push_back(static_cast<double>(c.batch) / s);
         }
-        if (!peaks.empty()) c.peak_bytes = quantile(peaks, 0.5);
+        if (!peaks.empty()) c.peak_bytes = stats::quantile(peaks, 0.5);
         row.cost.push_back(std::move(c));
       }
       // The probe points in the model's order, as the run recorded them.
@@ -195,9 +188,9 @@ std::vector<Table> variant_tables(const std::vector<VariantGroup>& groups, const
           if (c.samples_per_s.empty()) {
             row.push_back(cell("–"));
           } else {
-            const double med = quantile(c.samples_per_s, 0.5);
-            row.push_back(number(med, fmt::format("{} [{}, {}]", format_rate(med), format_rate(quantile(c.samples_per_s, 0.25)),
-                                                  format_rate(quantile(c.samples_per_s, 0.75)))));
+            const double med = stats::quantile(c.samples_per_s, 0.5);
+            row.push_back(number(med, fmt::format("{} [{}, {}]", format_rate(med), format_rate(stats::quantile(c.samples_per_s, 0.25)),
+                                                  format_rate(stats::quantile(c.samples_per_s, 0.75)))));
           }
         }
         cost.rows.push_back(std::move(row));
@@ -245,9 +238,9 @@ nlohmann::json variants_json(const std::vector<VariantGroup>& groups) {
       for (const auto& c : r.cost)
         cost.push_back({{"batch", c.batch},
                         {"peak_bytes", opt(c.peak_bytes)},
-                        {"samples_per_s_median", c.samples_per_s.empty() ? json(nullptr) : json(quantile(c.samples_per_s, 0.5))},
-                        {"samples_per_s_p25", c.samples_per_s.empty() ? json(nullptr) : json(quantile(c.samples_per_s, 0.25))},
-                        {"samples_per_s_p75", c.samples_per_s.empty() ? json(nullptr) : json(quantile(c.samples_per_s, 0.75))},
+                        {"samples_per_s_median", c.samples_per_s.empty() ? json(nullptr) : json(stats::quantile(c.samples_per_s, 0.5))},
+                        {"samples_per_s_p25", c.samples_per_s.empty() ? json(nullptr) : json(stats::quantile(c.samples_per_s, 0.25))},
+                        {"samples_per_s_p75", c.samples_per_s.empty() ? json(nullptr) : json(stats::quantile(c.samples_per_s, 0.75))},
                         {"timings", c.samples_per_s.size()}});
       for (const auto& p : r.probes)
         probes.push_back({{"probe", p.name}, {"cosine", opt(p.cosine)}, {"mean_shift", opt(p.mean_shift)}, {"var_ratio", opt(p.var_ratio)}});

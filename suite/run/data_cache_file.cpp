@@ -2,10 +2,10 @@
 
 #include <ATen/ATen.h>
 #include <fmt/core.h>
-#include <fmt/ranges.h>
 
 #include <system_error>
 
+#include "suite/core/shape_text.h"
 #include "suite/hdf5/h5.h"
 #include "suite/store/text_dataset.h"
 
@@ -57,7 +57,6 @@ const Dtype* dtype_of(const h5::ElementType& e) {
   return nullptr;
 }
 
-std::string shape_text(at::IntArrayRef s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
 void write_tensor(const h5::Object& group, const std::string& name, const at::Tensor& t) {
   const Dtype* d = dtype_of(t.scalar_type());

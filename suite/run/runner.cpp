@@ -30,6 +30,7 @@
 #include "suite/runtime/counting_allocator.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/device_memory.h"
+#include "suite/stats/sample_stats.h"
 #include "suite/store/results_folder.h"
 #include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
@@ -80,15 +81,6 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(Model& model, const Trai
 at::Tensor loss_of(const at::Tensor& logits, const at::Tensor& y, bool multilabel) {
   if (multilabel) return at::binary_cross_entropy_with_logits(logits, y.to(logits.scalar_type()));
   return at::cross_entropy_loss(logits, y);
-}
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
 std::string error_text(const std::exception& e) {
@@ -626,19 +618,19 @@ class RunExecution {
       const auto& v = it->second;
       const std::size_t warm = std::min<std::size_t>(5, v.size() / 2);
       std::vector<double> steady(v.begin() + static_cast<std::ptrdiff_t>(warm), v.end());
-      const double med = quantile(steady, 0.5);
+      const double med = stats::quantile(steady, 0.5);
       const auto batch = static_cast<double>(run_.train.batch_size);
       m["step_seconds_median"] = med;
-      m["step_seconds_p95"] = quantile(steady, 0.95);
+      m["step_seconds_p95"] = stats::quantile(steady, 0.95);
       m["samples_per_s"] = batch / med;
       m["tokens_per_s"] = batch * static_cast<double>(run_.task_info.tokens()) / med;
       // Data parallelism: what the gradient exchange costs, alone and as a share of a step.
       if (auto ar = c.find("allreduce_seconds"); ar != c.end() && ar->second.size() == v.size()) {
         const std::vector<double> exchange(ar->second.begin() + static_cast<std::ptrdiff_t>(warm), ar->second.end());
-        m["allreduce_seconds_median"] = quantile(exchange, 0.5);
+        m["allreduce_seconds_median"] = stats::quantile(exchange, 0.5);
         std::vector<double> share(exchange.size());
         for (std::size_t i = 0; i < share.size(); ++i) share[i] = exchange[i] / steady[i];
-        m["allreduce_share"] = quantile(share, 0.5);
+        m["allreduce_share"] = stats::quantile(share, 0.5);
       }
     }
     m["peak_bytes"] = static_cast<double>(state_.peak_bytes);

@@ -9,7 +9,8 @@
 namespace lrb::stats {
 
 double t_two_sided_p(double t, double df) {
-  LRB_CHECK(df > 0.0 && std::isfinite(t), "t_two_sided_p needs df > 0 and a finite t");
+  LRB_CHECK(df > 0.0 && !std::isnan(t), "t_two_sided_p needs df > 0 and a t that is a number");
+  if (std::isinf(t)) return 0.0;  // the test's limit: boost's cdf refuses an infinite argument
   const boost::math::students_t_distribution<double> dist(df);
   return std::min(1.0, 2.0 * boost::math::cdf(boost::math::complement(dist, std::fabs(t))));
 }
@@ -34,6 +35,9 @@ void finish(TTest& r, double se, std::optional<double> df) {
     return;
   }
   LRB_CHECK(df.has_value(), "t-test: nonzero standard error without df");
+  // Values near the largest double overflow their mean or spread: no test, no interval (the
+  // caller says the result is undefined), rather than a p-value from inf / inf.
+  if (!std::isfinite(est) || !std::isfinite(se)) return;
   const double t = est / se;
   r.statistic = t;
   r.p_value = t_two_sided_p(t, *df);

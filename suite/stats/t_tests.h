@@ -23,7 +23,8 @@ struct TTest {
 
 // H0: mean = 0. With n < 2 only the estimate is set. With zero variance the interval
 // collapses to [mean, mean] and p is 1 when the mean is 0 (no difference on any seed), 0
-// otherwise (the limit of t -> ±inf); there is never a NaN.
+// otherwise (the limit of t -> ±inf); there is never a NaN. Values whose mean or spread
+// overflows a double give only the estimate (no test, no interval).
 TTest t_test_one_sample(const std::vector<double>& x, double confidence = 0.95);
 
 // Welch's t-test of mean(a) = mean(b) (scipy.stats.ttest_ind(equal_var=False)), with the

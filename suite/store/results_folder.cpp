@@ -160,6 +160,9 @@ fs::path quarantine_bad_file(const fs::path& dir, const fs::path& file, const st
     if (!ec) {
       fsync_path(dest);
       fs::remove(file, ec);
+      // The file could not leave runs/ (a read-only mount): no copy without its reason.
+      std::error_code ignored;
+      if (ec) fs::remove(dest, ignored);
     }
   }
   if (ec)
@@ -189,7 +192,8 @@ void merge_results(const fs::path& dir) {
     h5::write_string_attribute(root, "git_revision", git_revision());
     json index = json::object();
     {
-      h5::Group runs = h5::create_group(root, "runs");
+      // Dense: one link per run, 100,000 and more (sweep.h5 is read only after its digest).
+      h5::Group runs = h5::create_group(root, "runs", h5::LinkStorage::Dense);
       for_each_run_file(dir, bad_files, [&](const fs::path& src_path, RunRecord&& run) {
         try {
           h5::File src = h5::open_file(src_path);

@@ -77,5 +77,32 @@ TEST(SlowAttendCommand, MissingOrMisshapenDatasetsAreNamed) {
   EXPECT_FALSE(std::filesystem::exists(t / "out.h5"));
 }
 
+TEST(SlowAttendCommand, NonFiniteOutputsFromFiniteInputsAreRefusedNotWritten) {
+  // q, k near 1e20 are finite in float32, but their products overflow: softmax and linear
+  // wrote NaN with exit 0; so did pooling with every key masked.
+  test::TempDir t;
+  {
+    h5::File f = h5::create_file(t / "big.h5");
+    write_float(f, "q", at::full({1, 1, 8, 4}, 1e20));
+    write_float(f, "k", at::full({1, 1, 8, 4}, 1e20));
+    write_float(f, "v", at::randn({1, 1, 8, 4}));
+    f.close();
+  }
+  for (const char* kernel : {"softmax", "linear"}) {
+    auto r = test::run({test::lrbench(), "attend", "--kernel", kernel, "--in", (t / "big.h5").string(), "--out",
+                        (t / "out.h5").string()});
+    EXPECT_EQ(r.code, kExitUsage) << kernel << ": " << r.output;
+    EXPECT_NE(r.output.find("non-finite output value(s)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("|q| 1e+20"), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(t / "out.h5"));
+  }
+  // TALA's bias spread is bounded where exp stays inside float32.
+  auto r = test::run({test::lrbench(), "attend", "--kernel", "tala", "--opt", "bias=relative", "--opt", "bias_std=100", "--in",
+                      (t / "big.h5").string(), "--out", (t / "out.h5").string()});
+  EXPECT_EQ(r.code, kExitUsage) << r.output;
+  EXPECT_NE(r.output.find("bias_std"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(t / "out.h5"));
+}
+
 }  // namespace
 }  // namespace lrb

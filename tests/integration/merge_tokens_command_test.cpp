@@ -96,6 +96,18 @@ TEST(SlowMergeTokensCommand, BadInputsAreNamed) {
   r = run({"--out", (t / "folder").string()});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_FALSE(std::filesystem::exists(t / "o.h5"));
+  // --r is a whole number from 0 to int64's largest, never clamped or printed as a 300-digit range.
+  for (const char* bad : {"-1", "9223372036854775808", "1e3", "2.5"}) {
+    r = test::run({test::lrbench(), "merge-tokens", "--r", bad, "--in", (t / "in.h5").string(), "--out", (t / "o.h5").string()});
+    EXPECT_EQ(r.code, kExitUsage) << bad;
+    EXPECT_NE(r.output.find("a whole number from 0 to 9223372036854775807"), std::string::npos) << bad << ": " << r.output;
+    EXPECT_LT(r.output.size(), 400u) << r.output;
+  }
+  // A grid has two sizes at most: 2x4x1 is not read as 2x4.
+  r = run({"--out", (t / "o.h5").string(), "--grid", "2x4x1"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_NE(r.output.find("two sizes at most"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(t / "o.h5"));
 }
 
 }  // namespace

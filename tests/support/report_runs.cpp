@@ -18,6 +18,7 @@ RunRecord make_run(const RunDraft& d) {
             {"seed_index", d.seed},
             {"base_seed", d.base_seed},
             {"device", "cpu"}};
+  if (d.ranks_per_run > 1) r.spec["ranks_per_run"] = d.ranks_per_run;
   r.key = run_key_of(r.spec);
   r.provenance = {{"host", "node-1"}, {"rank", 0}, {"threads", d.threads}, {"git_revision", d.revision}, {"git_dirty", false}};
   r.status = d.status;

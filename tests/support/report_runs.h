@@ -24,6 +24,7 @@ struct RunDraft {
   int threads = 1;
   std::string revision = "abc1234";
   std::uint64_t base_seed = 1;
+  int ranks_per_run = 1;  // in the spec only above 1, as a sweep writes it
 };
 
 RunRecord make_run(const RunDraft& d);

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 
 #include "suite/config/expand.h"
 #include "suite/config/sweep_spec.h"
@@ -15,6 +16,7 @@
 #include "suite/stats/multiple_testing.h"
 #include "suite/stats/power.h"
 #include "suite/stats/ratio.h"
+#include "suite/stats/t_tests.h"
 #include "tests/support/report_runs.h"
 
 namespace lrb {
@@ -124,6 +126,10 @@ INSTANTIATE_TEST_SUITE_P(
                  "has no metric 'acuracy'; did you mean 'accuracy'"},
         ClaimBad{"not-worse without a margin", study_with("kind = \"better\"", "kind = \"not-worse\""), "study.toml:20:1",
                  "needs 'margin' > 0"},
+        ClaimBad{"margin past 1e15", study_with("kind = \"better\"", "kind = \"better\"\nmargin = 1e308"), "study.toml:25:10",
+                 "from -1e15 to 1e15"},
+        ClaimBad{"ratio factor below 1e-15", study_with("kind = \"better\"", "kind = \"ratio\"\nat_most = 1e-300"), "study.toml:25:11",
+                 "at least 1e-15"},
         ClaimBad{"negative margin", study_with("kind = \"better\"", "kind = \"better\"\nmargin = -0.1"), "study.toml:25:10",
                  "must not be negative"},
         ClaimBad{"scaling with b", study_with("slope = [0.8, 1.2]", "slope = [0.8, 1.2]\nb = { model = \"transformer\" }"),
@@ -278,6 +284,44 @@ TEST(ClaimsVerdict, NotWorseWithinTheMarginIsSupported) {
   EXPECT_EQ(only({paired_claim("b", ClaimKind::Better, "eval_accuracy")}, pair_runs(d)).verdict, Verdict::Refuted);
 }
 
+TEST(ClaimsVerdict, AnExactFigureExactlyOnTheThresholdDecidesByTheClaimsWords) {
+  // Equal parameter counts: "A has fewer" is a tie, not better (refuted). A byte count exactly
+  // at the margin is not worse by more than the margin (supported). More seeds never change
+  // either, so "inconclusive" would never end.
+  std::vector<RunRecord> runs;
+  for (int s = 0; s < 3; ++s) {
+    runs.push_back(run_of("transformer", "softmax", s, {{"params", 1000.0}, {"peak_bytes", 1100.0}, {"eval_accuracy", 0.8}}));
+    runs.push_back(run_of("transformer", "linear", s, {{"params", 1000.0}, {"peak_bytes", 1000.0}, {"eval_accuracy", 0.8}}));
+  }
+  const auto tie = only({paired_claim("fewer", ClaimKind::Better, "params")}, runs);
+  EXPECT_EQ(tie.verdict, Verdict::Refuted) << tie.why;
+  ASSERT_TRUE(tie.threshold);
+  EXPECT_FALSE(std::signbit(*tie.threshold)) << "a zero threshold is +0 (the JSON showed -0.0)";
+  const auto edge = only({paired_claim("near", ClaimKind::NotWorse, "peak_bytes", 100.0)}, runs);
+  EXPECT_EQ(edge.verdict, Verdict::Supported) << edge.why;
+  EXPECT_EQ(edge.claim.claimed_text(false), "A − B ≤ 100");
+  // A sampled metric tied on every seed stays open: more seeds will show its spread.
+  const auto acc = only({paired_claim("acc", ClaimKind::Better, "eval_accuracy")}, runs);
+  EXPECT_EQ(acc.verdict, Verdict::Inconclusive) << acc.why;
+}
+
+TEST(ClaimsVerdict, AHugeMarginIsJudgedNeverAnAbort) {
+  // 1e15, the largest margin validation accepts, against accuracies: far short of it.
+  const auto r = only({paired_claim("huge", ClaimKind::Better, "eval_accuracy", 1e15)}, pair_runs({0.05, 0.052, 0.047, 0.051, 0.049}));
+  EXPECT_EQ(r.verdict, Verdict::Refuted) << r.why;
+  // Values whose differences overflow a double: undefined, said so.
+  std::vector<RunRecord> runs;
+  for (int s = 0; s < 3; ++s) {
+    runs.push_back(run_of("transformer", "softmax", s, {{"eval_accuracy", 1.7e308}}));
+    runs.push_back(run_of("transformer", "linear", s, {{"eval_accuracy", -1.7e308 + s}}));
+  }
+  const auto inf = only({paired_claim("inf", ClaimKind::Better, "eval_accuracy")}, runs);
+  EXPECT_EQ(inf.verdict, Verdict::Inconclusive);
+  EXPECT_NE(inf.why.find("overflow"), std::string::npos) << inf.why;
+  EXPECT_EQ(stats::t_two_sided_p(std::numeric_limits<double>::infinity(), 4), 0.0);
+  EXPECT_EQ(stats::t_two_sided_p(-std::numeric_limits<double>::infinity(), 4), 0.0);
+}
+
 TEST(ClaimsVerdict, LowerIsBetterMetricsFlipTheClaimedSide) {
   // A uses 30 % less memory: "A better than B" on peak_bytes is supported.
   std::vector<RunRecord> runs;
@@ -351,7 +395,7 @@ ClaimSpec ratio_claim(std::optional<double> at_least, std::optional<double> at_m
   return c;
 }
 
-TEST(ClaimsVerdict, RatioFromItsBootstrapInterval) {
+TEST(ClaimsVerdict, RatioFromFiellersInterval) {
   std::vector<RunRecord> exact, noisy;
   const double noise[] = {0.9, 1.15, 0.8, 1.2, 0.95};
   for (int s = 0; s < 5; ++s) {
@@ -368,6 +412,24 @@ TEST(ClaimsVerdict, RatioFromItsBootstrapInterval) {
   EXPECT_NEAR(*r.estimate, 0.63, 1e-12);
   EXPECT_LT(r.interval->lo, 0.63);
   EXPECT_GT(r.interval->hi, 0.63);
+}
+
+TEST(ClaimsVerdict, ARatioFromTwoSeedsIsNotDecidedByABootstrapWithThreePossibleMeans) {
+  // A / B = 1.0435 on two seeds: the percentile bootstrap's [1, 1.087] said "supported"
+  // for A / B ≥ 1; an interval valid at n = 2 cannot tell.
+  std::vector<RunRecord> runs;
+  const double a[] = {1.0, 1.087};
+  for (int s = 0; s < 2; ++s) {
+    runs.push_back(run_of("transformer", "softmax", s, {{"eval_accuracy", 0.5 * a[s]}}));
+    runs.push_back(run_of("transformer", "linear", s, {{"eval_accuracy", 0.5}}));
+  }
+  ClaimSpec c = ratio_claim(1.0, std::nullopt);
+  c.metric = "eval_accuracy";
+  const auto r = only({c}, runs);
+  EXPECT_NEAR(*r.estimate, 1.0435, 1e-12);
+  EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.why;
+  ASSERT_TRUE(r.interval);
+  EXPECT_LT(r.interval->lo, 1.0);
 }
 
 ClaimSpec scaling_claim(double lo, double hi, std::vector<double> expected) {

@@ -59,6 +59,11 @@ TEST(ConfigLimits, MemorySizesThatOverflowAreRefused) {
   EXPECT_NE(error_of(sweep("", "memory_budget = \"-1GiB\"\n")).find("is not a size"), std::string::npos);
   EXPECT_NE(error_of(sweep("", "memory_budget = \"nan\"\n")).find("is not a size"), std::string::npos);
   EXPECT_NE(error_of(sweep("", "memory_budget = \"0x10\"\n")).find("is not a size"), std::string::npos);
+  // Less than a byte used to round to 0, which is "no budget".
+  EXPECT_NE(error_of(sweep("", "memory_budget = \"0.5B\"\n")).find("is less than one byte"), std::string::npos);
+  EXPECT_NE(error_of(sweep("", "memory_budget = \"1e-12GiB\"\n")).find("is less than one byte"), std::string::npos);
+  EXPECT_EQ(parse_bytes("0.6B"), 1);
+  EXPECT_EQ(parse_bytes("0GiB"), 0);
   // Exact byte counts, including ones a double cannot hold.
   EXPECT_EQ(parse_bytes("16GiB"), std::int64_t{16} << 30);
   EXPECT_EQ(parse_bytes("1.5GiB"), std::int64_t{3} << 29);

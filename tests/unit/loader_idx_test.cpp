@@ -94,7 +94,7 @@ TEST_F(LoaderIdx, BadInput) {
   write_raw("short", short_data);
   write_gz("short.gz", short_data);
   for (const char* name : {"short", "short.gz"})
-    expect_user_error([&] { read_idx(path(name)); }, {name, "truncated", "3x2x2", "10 bytes"});
+    expect_user_error([&] { read_idx(path(name)); }, {name, "truncated", "[3, 2, 2]", "10 bytes"});
   // A gzip stream cut in half (incompressible data, so the cut falls in the pixels).
   std::string noise(4096, 0);
   std::uint32_t state = 1;
@@ -128,7 +128,7 @@ TEST_F(LoaderIdx, AHeaderClaimingAHugeArrayIsRefusedWithoutAllocatingIt) {
       write_gz(name, bytes);
     else
       write_raw(name, bytes);
-    expect_user_error([&] { read_idx(path(name)); }, {name, "truncated", "1048576x524288"});
+    expect_user_error([&] { read_idx(path(name)); }, {name, "truncated", "[1048576, 524288]"});
   }
 }
 

@@ -28,9 +28,9 @@ TEST(ReportFormats, AnOutputFilesExtensionPicksTheFormat) {
   EXPECT_EQ(report_format_for_file("report.json"), "json");
   EXPECT_EQ(report_format_for_file("report.html"), "html");
   EXPECT_EQ(report_format_for_file("report.htm"), "html");
-  EXPECT_EQ(report_format_for_file("report.txt"), "");
+  EXPECT_EQ(report_format_for_file("report.txt"), "term");  // plain text, as the terminal shows it
   EXPECT_EQ(report_format_for_file("report"), "");
-  EXPECT_EQ(report_format_for_file("report.MD"), "");  // as before: the extension as written
+  EXPECT_EQ(report_format_for_file("report.MD"), "");  // the extension as written: -o report.MD needs --format
 }
 
 TEST(ReportFormats, AnUnknownFormatIsAUserErrorWithASuggestion) {

@@ -14,7 +14,9 @@
 #include <thread>
 
 #include "suite/core/exit_codes.h"
+#include "suite/config/claim_spec.h"
 #include "suite/core/files.h"
+#include "suite/store/sweep_manifest.h"
 #include "tests/support/report_runs.h"
 #include "tests/support/subprocess.h"
 
@@ -79,6 +81,24 @@ TEST(ReportHtml, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
     d.metrics = {{"eval_accuracy", 0.4 + 0.01 * s}};
     test::write_run(t / "results", d);
   }
+  // A claim with a long statement and source: its verdict must still show on a 1,400-pixel screen.
+  SweepManifest manifest;
+  manifest.sweep = "fixture";
+  for (const auto& e : std::filesystem::directory_iterator(t / "results" / "runs"))
+    if (e.path().extension() == ".h5") manifest.runs.push_back(e.path().stem().string());
+  ClaimSpec claim;
+  claim.name = "linear-beats-transformer";
+  claim.statement = "linear attention is more accurate than softmax attention on short ListOps, at every width the paper tried, "
+                    "with the same training budget and the same data";
+  claim.source = "a paper, Table 2 and Section 4.3: the ablation over attention kernels at matched parameter counts and steps";
+  claim.kind = ClaimKind::Better;
+  claim.metric = "eval_accuracy";
+  claim.a.match = {{"task.name", "listops"}, {"model.name", "linear"}};
+  claim.a.label = "linear on listops";
+  claim.b.match = {{"task.name", "listops"}, {"model.name", "transformer"}};
+  claim.b.label = "transformer on listops";
+  manifest.claims.push_back(claim);
+  write_sweep_manifest(t / "results", manifest);
   const auto page = t / "report.html";
   auto r = test::run({test::lrbench(), "report", (t / "results").string(), "--baseline", "transformer", "--resamples", "1000",
                       "-o", page.string()},
@@ -89,7 +109,7 @@ TEST(ReportHtml, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
   EXPECT_EQ(count(html, "http://") - count(html, "http://www.w3.org/"), 0u) << "the page must need no network";
 
   const int code = run_to_files({kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1400,1000",
                                  "--user-data-dir=" + (t / "chromium-profile").string(), "--dump-dom", "file://" + page.string()},
                                 t / "dom.html", t / "chromium.log", std::chrono::seconds(120));
   ASSERT_EQ(code, 0) << "chromium failed (" << code << "): " << read_file(t / "chromium.log");
@@ -114,6 +134,13 @@ TEST(ReportHtml, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
   EXPECT_EQ(count(dom, "<svg"), static_cast<std::size_t>(plots));
   for (const char* kind : {"data-kind=\"seeds\"", "data-kind=\"memory\"", "data-kind=\"scaling\""})
     EXPECT_NE(dom.find(kind), std::string::npos) << kind;
+
+  // The claims table: the verdict is laid out inside a 1,400-pixel window.
+  EXPECT_NE(dom.find("<table class=\"lrb\" id=\"claims\""), std::string::npos);
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-verdicts=\"(\\d+)\"")));
+  EXPECT_EQ(std::stoi(m[1]), 1);
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-verdicts-visible=\"(\\d+)\"")));
+  EXPECT_EQ(std::stoi(m[1]), 1) << "the verdict is off-screen at 1,400 pixels";
 }
 
 }  // namespace

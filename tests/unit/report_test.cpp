@@ -10,6 +10,7 @@
 #include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
 #include "suite/report/analysis.h"
+#include "suite/report/claims.h"
 #include "suite/report/escape.h"
 #include "suite/report/report_builder.h"
 #include "suite/report/report_input.h"
@@ -320,6 +321,64 @@ TEST(ReportWarnings, MixedRevisionsAndDevicesAreNamed) {
   EXPECT_FALSE(contains(all, "thread counts")) << all;
 }
 
+// A folder switched to ranks_per_run = 2 holds 1-rank and 2-rank runs of every setting: two
+// experiments, so two cells each, never one cell taking "the first" run per seed. A claim's
+// side without ranks_per_run reads the single-rank runs only, whatever their order.
+TEST(ReportCells, RunsOfAnotherRankCountAreAnotherCell) {
+  for (const bool two_ranks_first : {false, true}) {
+    test::TempDir t;
+    std::vector<RunRecord> runs;
+    for (const int ranks : two_ranks_first ? std::vector<int>{2, 1} : std::vector<int>{1, 2})
+      for (int s = 0; s < 3; ++s)
+        for (const char* model : {"transformer", "linear"}) {
+          test::RunDraft d;
+          d.model = model;
+          d.seed = s;
+          d.ranks_per_run = ranks;
+          // The 2-rank runs of transformer are far better: a mixed cell would show it.
+          const double edge = std::string(model) == "transformer" && ranks == 2 ? 0.3 : 0.0;
+          d.metrics = {{"eval_accuracy", 0.5 + edge + 0.01 * s}};
+          runs.push_back(test::write_run(t.path(), d));
+        }
+    ReportOptions o;
+    o.bootstrap.resamples = 500;
+    const Analysis a = analyse(load_report_input({t.path()}), o);
+    ASSERT_EQ(a.cells.size(), 4u) << "two models by two rank counts";
+    for (const auto& c : a.cells) {
+      ASSERT_EQ(c.cell.values.size(), 3u) << c.cell.entrant << " " << c.cell.condition_label;
+      EXPECT_TRUE(c.cell.duplicates.empty()) << c.cell.entrant;
+      const double mean = (c.cell.values[0].value + c.cell.values[1].value + c.cell.values[2].value) / 3;
+      const bool boosted = c.cell.model == "transformer" && c.cell.condition.at("ranks_per_run") == 2;
+      EXPECT_NEAR(mean, boosted ? 0.81 : 0.51, 1e-9) << c.cell.entrant << " " << c.cell.condition_label;
+    }
+    ClaimSpec claim;
+    claim.name = "transformer-beats-linear";
+    claim.kind = ClaimKind::Better;
+    claim.metric = "eval_accuracy";
+    claim.a.match = {{"model.name", "transformer"}};
+    claim.b.match = {{"model.name", "linear"}};
+    const auto judged = evaluate_claims({claim}, runs, ClaimSettings{});
+    EXPECT_EQ(judged.at(0).n, 3u);
+    EXPECT_NEAR(*judged.at(0).estimate, 0.0, 1e-12) << "a side without ranks_per_run reads the 1-rank runs only";
+    claim.a.match.emplace_back("ranks_per_run", 2);
+    claim.b.match.emplace_back("ranks_per_run", 2);
+    EXPECT_NEAR(*evaluate_claims({claim}, runs, ClaimSettings{}).at(0).estimate, 0.3, 1e-12);
+  }
+}
+
+// A results folder that is a symbolic link loop is the user's path to fix: exit 2 naming it,
+// never an internal error.
+TEST(ReportCommand, ASymbolicLinkLoopIsAUserError) {
+  test::TempDir t;
+  std::filesystem::create_symlink(t / "b", t / "a");
+  std::filesystem::create_symlink(t / "a", t / "b");
+  for (const char* command : {"status", "report", "index", "merge", "plan"}) {
+    auto r = test::run({test::lrbench(), command, (t / "a").string()});
+    EXPECT_EQ(r.code, kExitUsage) << command << ": " << r.output;
+    EXPECT_FALSE(contains(r.output, "internal error")) << command << ": " << r.output;
+  }
+}
+
 // A model that failed on every seed, and a task where every run failed: rows that say so,
 // comparisons without pairs, and no plot drawn from nothing.
 TEST(ReportFailures, CellsWithoutAnyValueStayVisible) {
@@ -376,6 +435,22 @@ TEST_F(ReportTest, CommandLine) {
   EXPECT_EQ(no_gnuplot.code, kExitUsage) << no_gnuplot.output;
   EXPECT_TRUE(contains(no_gnuplot.output, "gnuplot is not installed")) << no_gnuplot.output;
   EXPECT_FALSE(std::filesystem::exists(out / "r.html"));
+
+  // The file's name and format agree: text is never written to "x.pdf", nor JSON to "x.md".
+  auto pdf = test::run({test::lrbench(), "report", dir().string(), "--resamples", "500", "-o", (out / "x.pdf").string()},
+                       std::chrono::seconds(120));
+  EXPECT_EQ(pdf.code, kExitUsage) << pdf.output;
+  EXPECT_TRUE(contains(pdf.output, "no report format is written to a '.pdf' file")) << pdf.output;
+  auto mismatch = test::run({test::lrbench(), "report", dir().string(), "--resamples", "500", "--format", "json", "-o",
+                             (out / "x.md").string()}, std::chrono::seconds(120));
+  EXPECT_EQ(mismatch.code, kExitUsage) << mismatch.output;
+  EXPECT_TRUE(contains(mismatch.output, "names a md file, but --format is json")) << mismatch.output;
+  EXPECT_FALSE(std::filesystem::exists(out / "x.pdf"));
+  EXPECT_FALSE(std::filesystem::exists(out / "x.md"));
+  auto txt = test::run({test::lrbench(), "report", dir().string(), "--resamples", "500", "-o", (out / "r.txt").string()},
+                       std::chrono::seconds(120));
+  EXPECT_EQ(txt.code, kExitDone) << txt.output;
+  EXPECT_TRUE(contains(read_file(out / "r.txt"), "listops — accuracy (higher is better), over seeds"));
 
   auto bad = test::run({test::lrbench(), "report", dir().string(), "--baseline", "nope"}, std::chrono::seconds(120));
   EXPECT_EQ(bad.code, kExitUsage) << bad.output;

@@ -289,6 +289,20 @@ TEST(SbatchCommand, DataParallelSweepsGetWholeGroupsOfTasks) {
   EXPECT_FALSE(fs::exists(t / "bad"));
 }
 
+TEST(SbatchCommand, TheFilesystemRootIsNoResultsFolder) {
+  // `--out /` wrote /slurm/ without a word; `run --out /` would fill / with runs/ and locks.
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep());
+  for (const char* root : {"/", "/..", "//"}) {
+    for (const char* command : {"slurm", "run"}) {
+      auto r = test::run({test::lrbench(), command, (t / "sweep.toml").string(), "--out", root});
+      EXPECT_EQ(r.code, kExitUsage) << command << " " << root << ": " << r.output;
+      EXPECT_NE(r.output.find("is the filesystem root"), std::string::npos) << r.output;
+    }
+  }
+  EXPECT_FALSE(fs::exists("/slurm/tiny.sbatch"));
+}
+
 TEST(SbatchCommand, RefusesUnsafeOrMalformedValuesAndWritesNothing) {
   TempDir t;
   test::write_text(t / "sweep.toml", test::tiny_sweep());

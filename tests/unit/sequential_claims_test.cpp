@@ -138,6 +138,27 @@ TEST(SequentialClaims, ExactFiguresAreDecidedAtTheFirstLookAndPassTheirShareOn) 
   EXPECT_EQ(j.plan.open, (std::vector<std::size_t>{0, 2}));
 }
 
+TEST(SequentialClaims, AnExactFigureOnTheThresholdIsDecidedByTheClaimsWordsAtTheFirstLook) {
+  // Equal bytes: "a uses less" is a tie, refuted; 100 bytes more against a margin of exactly
+  // 100: not worse by more than the margin, supported. Accuracy tied on every seed stays open.
+  std::vector<RunRecord> runs;
+  append(runs, runs_of("a", 3, [](int) { return std::map<std::string, double>{{"peak_step_bytes", 1000}, {"eval_accuracy", 0.8}}; }));
+  append(runs, runs_of("b", 3, [](int) { return std::map<std::string, double>{{"peak_step_bytes", 1000}, {"eval_accuracy", 0.8}}; }));
+  append(runs, runs_of("c", 3, [](int) { return std::map<std::string, double>{{"peak_step_bytes", 900}}; }));
+  ClaimSpec near = claim("a-near-c", ClaimKind::NotWorse, "peak_step_bytes", "a", "c", kDesign.max);
+  near.margin = 100;
+  const StudyJudgement j =
+      judge_sequential_study(kDesign,
+                             {claim("a-smaller", ClaimKind::Better, "peak_step_bytes", "a", "b", kDesign.max), near,
+                              claim("a-beats-b", ClaimKind::Better, "eval_accuracy", "a", "b", kDesign.max)},
+                             runs, false, ClaimSettings{});
+  EXPECT_EQ(j.claims[0].verdict, Verdict::Refuted) << j.claims[0].why;
+  EXPECT_EQ(j.claims[0].stopped, "decided at look 1 (3 seeds)");
+  EXPECT_EQ(j.claims[1].verdict, Verdict::Supported) << j.claims[1].why;
+  EXPECT_EQ(j.claims[2].verdict, Verdict::Inconclusive) << j.claims[2].why;
+  EXPECT_NE(j.claims[2].why.find("more seeds will show the spread"), std::string::npos) << j.claims[2].why;
+}
+
 TEST(SequentialClaims, AClaimDecidedStopsItsCellsAndTheRestGoOnToMax) {
   const StudyJudgement j = judge_sequential_study(kDesign, study_claims(), study(24, 0.05), false, ClaimSettings{});
   const ClaimResult& a_b = j.claims[0];

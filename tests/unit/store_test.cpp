@@ -2,6 +2,9 @@
 
 #include "tests/support/damage.h"
 #include <hdf5.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -351,6 +354,39 @@ TEST_F(StoreTest, QuarantineKeepsTheFileAndItsReason) {
   EXPECT_EQ(read_file(q2), "again");
 }
 
+// runs/ on a read-only mount of its own: the file cannot be renamed into quarantine/ (another
+// mount) nor removed after the copy, and no copy may stay behind without its .reason. A child
+// process makes the mounts in a namespace of its own, so nothing outside the test sees them.
+TEST_F(StoreTest, AQuarantineThatCannotMoveTheFileLeavesNoCopy) {
+  const fs::path p = write(make_record("read-only"));
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // 3: no mount namespace here (not root); 0: as expected; 1: a copy was left; 2: no error.
+    if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(3);
+    const std::string runs = p.parent_path().string();
+    if (::mount(runs.c_str(), runs.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+        ::mount(nullptr, runs.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY, nullptr) != 0)
+      ::_exit(3);
+    try {
+      quarantine_bad_file(dir_, p, "damaged");
+      ::_exit(2);
+    } catch (const EnvironmentError&) {
+    }
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir_ / "quarantine", ec))
+      if (e.path().extension() != ".reason") ::_exit(1);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "needs root for a mount namespace (CI runs as root)";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << (WEXITSTATUS(status) == 1 ? "a quarantine copy without its .reason was left"
+                                                                    : "quarantining from a read-only runs/ did not fail");
+  EXPECT_TRUE(fs::exists(p)) << "the run file stays where it was";
+}
+
 TEST_F(StoreTest, MergeThenReadSweepFile) {
   std::vector<RunRecord> good{make_record("merge", 0, RunStatus::Ok), make_record("merge", 1, RunStatus::Failed),
                               make_record("merge", 2, RunStatus::Stopped)};
@@ -372,6 +408,15 @@ TEST_F(StoreTest, MergeThenReadSweepFile) {
   const hid_t f = H5Fopen(ResultsLayout(dir_).merged().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(f, 0);
   h5::Group root(H5Gopen2(f, "/", H5P_DEFAULT), "sweep.h5");
+  // /runs holds its links densely from the first run: a compact group grew at a cost linear
+  // in its links per run, and its conversion at 4,096 runs took minutes (merge stalled).
+  {
+    h5::Group runs(H5Gopen2(f, "runs", H5P_DEFAULT), "sweep.h5");
+    H5G_info_t info{};
+    ASSERT_GE(H5Gget_info(runs.id(), &info), 0);
+    EXPECT_EQ(info.storage_type, H5G_STORAGE_TYPE_DENSE);
+    EXPECT_EQ(info.nlinks, 3u);
+  }
   h5::Dataset ds = h5::open_dataset(root, "index");
   const json index = json::parse(h5::read_string_dataset(ds));
   ds.reset();

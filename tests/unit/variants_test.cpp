@@ -88,10 +88,18 @@ TEST(Variants, MistakesAreErrorsAtTheirPlace) {
       << error_of(kBase + "[[variant]]\nname = \"a\"\nmodel = \"sret\"\nunmerg = \"zero\"\n");
   EXPECT_NE(error_of(kBase + "[[variant]]\nname = \"a\"\nmodel = \"sret\"\nunmerge = \"copy\"\n").find("v.toml:21:11"), std::string::npos);
   EXPECT_NE(error_of(kBase + "[[variant]]\nname = \"a\"\nmodel = \"sret\"\nrho = [0.1, 0.2]\n").find("takes a single value"), std::string::npos);
-  EXPECT_NE(error_of(kBase + "[[variant]]\nname = \"a\"\nmodel = \"sret\"\nschedule = \"layer\"\nrho = 0.1\n")
-                .find("v.toml:22:1: in [[variant]] 'a': rho is the stage schedule's fraction"),
+  EXPECT_NE(error_of(kBase + "[[variant]]\nname = \"a\"\nmodel = \"sret\"\nmerge = true\nschedule = \"layer\"\nrho = 0.1\n")
+                .find("v.toml:23:1: in [[variant]] 'a': rho is the stage schedule's fraction"),
             std::string::npos)
-      << error_of(kBase + "[[variant]]\nname = \"a\"\nmodel = \"sret\"\nschedule = \"layer\"\nrho = 0.1\n");
+      << error_of(kBase + "[[variant]]\nname = \"a\"\nmodel = \"sret\"\nmerge = true\nschedule = \"layer\"\nrho = 0.1\n");
+  // A merge count on a variant that merges nothing was accepted silently.
+  EXPECT_NE(error_of(kBase + "[[variant]]\nname = \"a\"\nmodel = \"sret\"\nrho = 0.25\n")
+                .find("v.toml:21:1: in [[variant]] 'a': rho sets how many tokens merge, but merge = false"),
+            std::string::npos)
+      << error_of(kBase + "[[variant]]\nname = \"a\"\nmodel = \"sret\"\nrho = 0.25\n");
+  EXPECT_NE(error_of(kBase + "[[variant]]\nname = \"a\"\nmodel = \"sret\"\nmerge = false\nschedule = \"layer\"\nr = 4\n")
+                .find("r sets how many tokens merge, but merge = false"),
+            std::string::npos);
   EXPECT_NE(error_of(kBase + "[[variant]]\nname = \"a\"\nmodel = \"transformer\"\n").find("has no inference settings"), std::string::npos);
   EXPECT_NE(error_of(kBase + "[[variant]]\nname = \"a\"\nmodel = \"mvit2\"\n").find("has no inference settings"), std::string::npos);
   EXPECT_NE(error_of(kBase + "[[variant]]\nname = \"a.b\"\nmodel = \"sret\"\n").find("may use only letters"), std::string::npos);

@@ -9,6 +9,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/core/file_cache.h"
+#include "suite/core/shape_text.h"
 #include "suite/hdf5/h5.h"
 
 namespace lrb {
@@ -23,7 +24,6 @@ constexpr const char* kFormatHelp = "see workloads/README.md, task hdf5-file";
 constexpr std::int64_t kMaxVocabulary = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxClasses = std::int64_t{1} << 20;
 
-std::string shape_text(const std::vector<hsize_t>& dims) { return fmt::format("[{}]", fmt::join(dims, ", ")); }
 
 // "[r, c]" of the flat (row-major) index i in an array of shape dims.
 std::string index_text(const std::vector<hsize_t>& dims, std::int64_t i) {

@@ -12,6 +12,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/core/file_cache.h"
+#include "suite/core/shape_text.h"
 
 namespace lrb {
 namespace {
@@ -84,12 +85,6 @@ class Reader {
 
 std::uint32_t big_endian_u32(const unsigned char* b) {
   return (std::uint32_t(b[0]) << 24) | (std::uint32_t(b[1]) << 16) | (std::uint32_t(b[2]) << 8) | std::uint32_t(b[3]);
-}
-
-std::string shape_text(const std::vector<std::int64_t>& dims) {
-  std::string s;
-  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
-  return s;
 }
 
 [[noreturn]] void cut_gzip(const std::string& path) {

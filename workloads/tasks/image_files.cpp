@@ -6,17 +6,12 @@
 #include <numeric>
 
 #include "suite/core/errors.h"
+#include "suite/core/shape_text.h"
 #include "workloads/loaders/idx.h"
 #include "workloads/tasks/common.h"
 
 namespace lrb {
 namespace {
-
-std::string shape_text(at::IntArrayRef dims) {
-  std::string s;
-  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? "x" : "") + std::to_string(dims[i]);
-  return s;
-}
 
 struct Shape {
   std::int64_t n, c, h, w;

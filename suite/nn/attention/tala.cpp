@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "suite/core/errors.h"
+#include "suite/core/shape_text.h"
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/attention/retention.h"
@@ -21,12 +22,6 @@ at::Tensor powers(const at::Tensor& log_decay, const at::Tensor& exponent, const
   std::vector<std::int64_t> shape{log_decay.size(0)};
   for (std::int64_t i = 0; i < exponent.dim(); ++i) shape.push_back(1);
   return (log_decay.to(like.scalar_type()).view(shape) * exponent.to(like.scalar_type()).unsqueeze(0)).exp();
-}
-
-std::string shape_text(const at::Tensor& t) {
-  std::string s = "[";
-  for (std::int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
-  return s + "]";
 }
 
 // Validated decays (float64 [H] on the device of `like`) and bias window.
@@ -45,7 +40,7 @@ Checked check_inputs(const TalaOptions& o, const at::Tensor& q, const at::Tensor
   Checked c;
   c.decays = decays.defined() ? decays.detach().to(at::kDouble).cpu() : retention_decays(H);
   if (c.decays.dim() != 1 || c.decays.size(0) != H)
-    throw UserError("tala: decays must be [H] = [" + std::to_string(H) + "]; got " + shape_text(c.decays));
+    throw UserError("tala: decays must be [H] = [" + std::to_string(H) + "]; got " + shape_text(c.decays.sizes()));
   if (c.decays.le(0).any().item<bool>() || c.decays.gt(1).any().item<bool>())
     throw UserError("tala: decays must lie in (0, 1]");
   c.log_decay = c.decays.log().to(q.device());
@@ -56,13 +51,13 @@ Checked check_inputs(const TalaOptions& o, const at::Tensor& q, const at::Tensor
     case TalaBias::Relative:
       if (!bias.defined() || bias.dim() != 2 || bias.size(0) != H || bias.size(1) < 2)
         throw UserError("tala: bias=relative needs a table [H, w+1] = g(0..w-1), g(w) with w >= 1; got " +
-                        (bias.defined() ? shape_text(bias) : std::string("none")));
+                        (bias.defined() ? shape_text(bias.sizes()) : std::string("none")));
       c.window = bias.size(1) - 1;
       break;
     case TalaBias::Pairwise:
       if (!bias.defined() || bias.dim() != 3 || bias.size(0) != H || bias.size(1) < N || bias.size(2) != bias.size(1))
         throw UserError("tala: bias=pairwise needs G [H, T, T] with T >= N = " + std::to_string(N) + "; got " +
-                        (bias.defined() ? shape_text(bias) : std::string("none")));
+                        (bias.defined() ? shape_text(bias.sizes()) : std::string("none")));
       break;
   }
   if (bias.defined()) {
@@ -71,7 +66,7 @@ Checked check_inputs(const TalaOptions& o, const at::Tensor& q, const at::Tensor
       throw UserError("tala: with normalise the bias must be positive (a non-positive D could zero Eq. 12's denominator)");
   }
   if (write.defined() && (write.dim() != 3 || write.size(0) != B || write.size(1) != H || write.size(2) != N))
-    throw UserError("tala: write weights must be [B, H, N]; got " + shape_text(write));
+    throw UserError("tala: write weights must be [B, H, N]; got " + shape_text(write.sizes()));
   return c;
 }
 
@@ -302,7 +297,13 @@ AttentionKernel tala_kernel() {
                        "phi on q and k: exp(x/||x||) (Eq. 11); auto: exp-norm with normalise, else identity"),
             int_opt("window", 8, "relative bias: distances with their own value (w); g(w) beyond", 1),
             int_opt("chunk", 64, "chunk length of the chunkwise form", 1),
-            float_opt("bias_std", 0.5, "the bias G = exp(bias_std * N(0, 1)), drawn from seed (tala_random_bias)"),
+            [] {
+              // exp(8 · 6 sd) stays far inside float32 (it overflows past exp(88)); a larger
+              // spread gave inf and NaN outputs without a word.
+              OptionSpec o = float_opt("bias_std", 0.5, "the bias G = exp(bias_std * N(0, 1)), drawn from seed (tala_random_bias); at most 8");
+              o.max = 8.0;
+              return o;
+            }(),
             int_opt("seed", 0, "seed of the random bias")}},
           {"mask"},
           [](const json& o, const AttentionTensors& in) {
