@@ -141,6 +141,10 @@ void parse_entries(std::string_view body, LoadedIndex& index) {
     }
     line = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
     if (!next_number(line, e.steps_done) || !line.empty()) throw BadData("an entry's header is malformed");
+    // What steps_of writes: 0, or a stopped run's steps up to 2^53. Anything else was not
+    // written by lrbench, and would be printed as it stands.
+    if (e.steps_done < 0 || e.steps_done > (std::int64_t{1} << 53) || (e.steps_done > 0 && e.status != RunStatus::Stopped))
+      throw BadData("an entry's step count is out of range");
     if (name_bytes > body.size() || payload_bytes > body.size() - name_bytes) throw BadData("an entry runs past the end");
     e.name = body.substr(0, name_bytes);
     e.payload = body.substr(name_bytes, payload_bytes);

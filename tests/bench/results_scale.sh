@@ -2,10 +2,10 @@
 # The results side at scale: synthetic results folders of 1,000, 10,000 and 100,000 runs
 # (lrb_make_results: 40 cells, seeds growing; each file as large as a quickstart run's), and
 # for each: building the index (every file read), a report from the up-to-date index,
-# `status`, and an incremental refresh after 1,000 new runs. Wall time and peak memory
-# (GNU time) of each command, then the log-log slope of time and memory against the number
-# of runs (1 = linear). Targets at 100,000 runs: report <= 5 s and <= 1 GiB, status <= 2 s,
-# refresh after 1,000 new runs <= 5 s.
+# `status`, `merge` into sweep.h5, and an incremental refresh after 1,000 new runs. Wall
+# time and peak memory (GNU time) of each command, then the log-log slope of time and
+# memory against the number of runs (1 = linear). Targets at 100,000 runs: report <= 5 s
+# and <= 1 GiB, status <= 2 s, refresh after 1,000 new runs <= 5 s, merge <= 60 s.
 # Usage: tests/bench/results_scale.sh [build dir] [work dir] [sizes...]
 #   The work dir needs about 3 GiB per 100,000 runs; folders already there are reused.
 set -euo pipefail
@@ -25,7 +25,7 @@ measure() {  # prints "seconds kib" of the command
 }
 
 printf '%-8s %-28s %9s %10s\n' runs step seconds "MiB peak"
-declare -A report_s report_m
+declare -A report_s report_m merge_s
 for n in "${sizes[@]}"; do
   dir=$work/r$n
   if [ ! -f "$dir/.complete" ]; then
@@ -44,6 +44,11 @@ for n in "${sizes[@]}"; do
   printf '%-8s %-28s %9.2f %10.0f\n' "$n" "status" "$s" "$((m / 1024))"
   read -r s m < <(measure "$lrbench" index "$dir")
   printf '%-8s %-28s %9.2f %10.0f\n' "$n" "index, up to date" "$s" "$((m / 1024))"
+  # Every file read and copied into DIR/sweep.h5 (what a Slurm sweep's final job runs).
+  read -r s m < <(measure "$lrbench" merge "$dir")
+  merge_s[$n]=$s
+  printf '%-8s %-28s %9.2f %10.0f\n' "$n" "merge into sweep.h5" "$s" "$((m / 1024))"
+  rm -f "$dir/sweep.h5"
   # 1,000 new runs (seeds beyond the folder's), then the refresh; removed again afterwards.
   cp "$dir/runs.index" "$work/.index" && cp "$dir/sweep.json" "$work/.manifest"
   touch "$work/.before"
@@ -63,4 +68,5 @@ slope() {
 }
 if [ "${#sizes[@]}" -ge 2 ]; then
   echo "report from the index, log-log slope over ${sizes[*]} runs: time $(slope report_s), memory $(slope report_m)"
+  echo "merge, log-log slope of time over ${sizes[*]} runs: $(slope merge_s)"
 fi

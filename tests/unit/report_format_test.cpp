@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <string>
 #include <vector>
 
 #include "suite/core/errors.h"
 #include "suite/report/sinks.h"
+#include "suite/report/text_format.h"
 
 namespace lrb {
 namespace {
@@ -42,6 +45,21 @@ TEST(ReportFormats, AnUnknownFormatIsAUserErrorWithASuggestion) {
         << e.what();
   }
   EXPECT_THROW(make_report_sink(""), UserError);
+}
+
+// A mean or spread that overflowed was printed "inf [-nan, -nan]" or "± inf": now it says so.
+TEST(ReportFormats, DegenerateValuesSayUndefined) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(format_value(inf), "undefined (overflow or no value)");
+  EXPECT_EQ(format_value(nan), "undefined (overflow or no value)");
+  EXPECT_EQ(format_signed(inf), "undefined (overflow or no value)");
+  EXPECT_EQ(format_interval({nan, nan}), "[undefined (overflow or no value)]");
+  EXPECT_EQ(format_interval({-inf, 1.0}), "[undefined (overflow or no value)]");
+  EXPECT_EQ(format_bytes(inf), "undefined (overflow or no value)");
+  EXPECT_EQ(format_seconds(nan), "undefined (overflow or no value)");
+  EXPECT_EQ(format_p(nan), "undefined (overflow or no value)");
+  EXPECT_EQ(format_value(0.5), "0.5000");
+  EXPECT_EQ(format_interval({0.25, 0.5}), "[0.2500, 0.5000]");
 }
 
 }  // namespace

@@ -319,6 +319,28 @@ TEST_F(ResultsIndex, AnIndexOfAnotherVersionIsRebuilt) {
   EXPECT_TRUE(r.written);
 }
 
+// Sealed, of this version, but a header field lrbench never writes (a negative or huge step
+// count, steps on a finished run): the index is not trusted, and rebuilt from the files.
+TEST_F(ResultsIndex, AHeaderFieldOutOfRangeIsNotTrusted) {
+  IndexRefresh r0;
+  scan(r0);
+  for (const char* steps : {"-5", "9223372036854775807", "12"}) {
+    std::string bytes = read_file(index());
+    const auto header = bytes.find("\nR ", kDigestBlockBytes);
+    ASSERT_NE(header, std::string::npos);
+    const auto eol = bytes.find('\n', header + 1);
+    const auto last = bytes.rfind(' ', eol);
+    bytes.replace(last + 1, eol - last - 1, steps);  // every run here is ok: 12 steps is a lie too
+    seal_digest(bytes);
+    write_file_atomic(index(), bytes);
+    IndexRefresh r;
+    scan(r);
+    EXPECT_NE(r.ignored.find("step count is out of range"), std::string::npos) << steps << ": " << r.ignored;
+    EXPECT_EQ(r.reused, 0u) << steps;
+    EXPECT_TRUE(r.written) << steps;
+  }
+}
+
 // Sealed, of this version, but an entry that does not decode (a faulty writer): that file is
 // read again, and the rest of the index is used.
 TEST_F(ResultsIndex, AnEntryThatDoesNotDecodeIsReadFromItsFile) {
