@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <torch/version.h>
 
+#include <cstdlib>
+
 #include "suite/cli/command.h"
 #include "suite/core/environment.h"
 #include "suite/core/errors.h"
@@ -57,6 +59,16 @@ int doctor() {
   fmt::print("LibTorch     {}\n", TORCH_VERSION);
   const BlasInfo blas = loaded_blas();
   fmt::print("BLAS         {}{}\n", blas.library, blas.config.empty() ? "" : " (" + blas.config + ")");
+  if (!blas.core.empty()) fmt::print("BLAS core    {}{}\n", blas.core, std::getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE)" : "");
+  if (blas.fallback_core) {
+    ++warnings;
+    fmt::print("  WARNING: OpenBLAS runs its {} kernels, older than this processor ({}).\n"
+               "           Matrix products can run several times faster with\n"
+               "           OPENBLAS_CORETYPE={} set before lrbench starts (check a product against a\n"
+               "           reference once: older OpenBLAS builds can misbehave on processors they do not know).\n",
+               blas.core, std::getenv("OPENBLAS_CORETYPE") ? "OPENBLAS_CORETYPE chose them" : "it did not recognise the processor",
+               blas.better_core);
+  }
   if (blas.reference) {
     ++warnings;
     fmt::print("  WARNING: this is the REFERENCE BLAS: matrix products run about 4x slower.\n"

@@ -10,10 +10,19 @@ namespace lrb {
 struct BlasInfo {
   std::string library;  // real path of the loaded libblas (or OpenBLAS) shared object
   std::string config;   // OpenBLAS's own description (version, threading), when it is OpenBLAS
+  std::string core;     // the kernels OpenBLAS chose for this processor ("SkylakeX", "Prescott")
   bool reference = false;  // Netlib's reference BLAS: about 4x slower matrix products
+  // OpenBLAS fell back to kernels older than the processor (it did not recognise it: Debian
+  // 12's 0.3.21 runs SSE3 "Prescott" kernels on AVX-512 machines it does not know, about 4x
+  // slower); `better_core` is the OPENBLAS_CORETYPE the processor's features allow.
+  bool fallback_core = false;
+  std::string better_core;
 };
 
 BlasInfo loaded_blas();
+// What BlasInfo says of OpenBLAS core `core` on a processor with these features: the
+// OPENBLAS_CORETYPE to suggest, or "" when `core` already uses them.
+std::string better_blas_core(const std::string& core, bool avx2, bool avx512);
 std::string hdf5_library_version();
 std::string mpi_library_version();  // first line of MPI_Get_library_version
 // The Slurm variables that say which job, array task, attempt, nodes and task ran a run:

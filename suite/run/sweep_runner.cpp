@@ -67,6 +67,8 @@ nlohmann::json job_provenance(const MpiSession& mpi, const SweepSpec& spec, int 
                       {"torch_version", TORCH_VERSION},
                       {"blas", blas.library},
                       {"blas_config", blas.config},
+                      {"blas_core", blas.core},  // the kernels OpenBLAS chose: a fallback runs several times slower
+                      {"openblas_coretype", std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : ""},
                       {"hdf5_version", hdf5_library_version()},
                       {"mpi_library", mpi_library_version()},
                       {"slurm", slurm_environment()},

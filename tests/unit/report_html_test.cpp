@@ -1,4 +1,4 @@
-// ReportHtml: the HTML report opens in headless Chromium (Debian's `chromium`, installed by
+// ReportHtmlCommand: the HTML report (written by the lrbench program) opens in headless Chromium (Debian's `chromium`, installed by
 // scripts/setup.sh): the tables are in the DOM and every plot is an inline SVG the browser
 // laid out (the page's own check sets data-plots-rendered on <body>); no <img> anywhere.
 #include <gtest/gtest.h>
@@ -68,7 +68,7 @@ std::size_t count(const std::string& s, const std::string& needle) {
   return n;
 }
 
-TEST(ReportHtml, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
+TEST(ReportHtmlCommand, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
   ASSERT_TRUE(std::filesystem::exists(kChromium))
       << kChromium << " is not installed: run scripts/setup.sh (as root) to install Debian's chromium package";
   test::TempDir t;

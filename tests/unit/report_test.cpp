@@ -73,6 +73,10 @@ const ComparisonResult& comparison(const Analysis& a, const std::string& model, 
 
 bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
 
+// Tests that run the lrbench program are in suites named *Command: the sanitized torch-free
+// build (scripts/sanitize.sh fast) has no program and leaves them out by that name.
+class ReportCommand : public ReportTest {};
+
 TEST_F(ReportTest, CellsCountFailedStoppedAndSmallN) {
   const Analysis a = analyse(input(), fast());
   ASSERT_EQ(a.cells.size(), 3u + 8u);
@@ -368,7 +372,7 @@ TEST(ReportCells, RunsOfAnotherRankCountAreAnotherCell) {
 
 // A results folder that is a symbolic link loop is the user's path to fix: exit 2 naming it,
 // never an internal error.
-TEST(ReportCommand, ASymbolicLinkLoopIsAUserError) {
+TEST_F(ReportCommand, ASymbolicLinkLoopIsAUserError) {
   test::TempDir t;
   std::filesystem::create_symlink(t / "b", t / "a");
   std::filesystem::create_symlink(t / "a", t / "b");
@@ -416,7 +420,7 @@ TEST(ReportFailures, CellsWithoutAnyValueStayVisible) {
 
 // The command line: `report DIR` with no flags still prints the per-task table; formats by
 // flag or by -o's extension; a leaderboard over two folders counts a shared run once.
-TEST_F(ReportTest, CommandLine) {
+TEST_F(ReportCommand, CommandLine) {
   auto plain = test::run({test::lrbench(), "report", dir().string(), "--resamples", "500"}, std::chrono::seconds(120));
   ASSERT_EQ(plain.code, kExitDone) << plain.output;
   EXPECT_TRUE(contains(plain.output, "listops — accuracy (higher is better), over seeds")) << plain.output;
