@@ -28,7 +28,7 @@ AttendInput read_attend_input(const std::string& in, const std::vector<std::stri
     t.v = read_h5_tensor(file, in, "v", at::kFloat, fmt::format("[{}, {}, {}, dv] (B, H and Nk of k)", B, H, Nk),
                       [&](const std::vector<hsize_t>& s) { return s.size() == 4 && s[0] == B && s[1] == H && s[2] == Nk; });
     auto reads = [&](const char* name) { return std::find(kernel_reads.begin(), kernel_reads.end(), name) != kernel_reads.end(); };
-    for (const char* optional : {"mask", "global", "sizes"})
+    for (const char* optional : {"mask", "global", "sizes", "decays", "bias"})
       if (!reads(optional) && h5::link_exists(file, optional))
         input.ignored.push_back(optional);
     if (reads("mask") && h5::link_exists(file, "mask"))
@@ -38,6 +38,13 @@ AttendInput read_attend_input(const std::string& in, const std::vector<std::stri
     if (reads("sizes") && h5::link_exists(file, "sizes"))
       t.sizes = read_h5_tensor(file, in, "sizes", at::kFloat, fmt::format("[{}, {}] (B, Nk), token sizes >= 1", B, Nk),
                             [&](const std::vector<hsize_t>& s) { return s.size() == 2 && s[0] == B && s[1] == Nk; });
+    // tala's own decays and G: their shapes are the kernel's to check (it names what it needs).
+    if (reads("decays") && h5::link_exists(file, "decays"))
+      t.decays = read_h5_tensor(file, in, "decays", at::kDouble, fmt::format("[{}] (H), each in (0, 1]", H),
+                                [&](const std::vector<hsize_t>& s) { return s.size() == 1 && s[0] == static_cast<hsize_t>(H); });
+    if (reads("bias") && h5::link_exists(file, "bias"))
+      t.bias = read_h5_tensor(file, in, "bias", at::kDouble, fmt::format("[{}, w+1] (relative) or [{}, T, T] (pairwise)", H, H),
+                              [&](const std::vector<hsize_t>& s) { return (s.size() == 2 || s.size() == 3) && s[0] == static_cast<hsize_t>(H); });
     if (reads("global") && h5::link_exists(file, "global")) {
       const h5::Dataset ds = h5::open_dataset(file, "global");
       const bool as_mask = h5::dataset_dims(ds).size() == 2 && h5::dataset_dims(ds)[1] == static_cast<hsize_t>(t.q.size(2)) &&

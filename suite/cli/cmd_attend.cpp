@@ -6,8 +6,9 @@
 //
 // IN.h5 holds q, k, v (floating point, [B, H, N, d]) and, when the kernel reads them,
 // mask ([B, Nk], bool or 0/1 integers), global (sliding_window: int64 positions [g] or
-// [B, g], or a 0/1 [B, N] array) and sizes (proportional: [B, Nk]). OUT.h5 gets `out`
-// (float32), the kernel's records (e.g. block_sparse's random_blocks), and attributes
+// [B, g], or a 0/1 [B, N] array), sizes (proportional: [B, Nk]), and tala's decays ([H]) and
+// bias G ([H, w+1] or [H, T, T]). OUT.h5 gets `out` (float32), the kernel's records (e.g.
+// block_sparse's random_blocks), its float64 values (tala's decays and G as used), and attributes
 // kernel, options (JSON), score_elements, info (JSON); --out - writes it to standard output.
 // OUT must not be IN, and must not be anything but a regular file (a device, a FIFO).
 #include <ATen/ATen.h>
@@ -105,6 +106,11 @@ int attend(const AttendArgs& a) {
     const at::Tensor r = tensor.to(at::kLong).contiguous();
     std::vector<hsize_t> rd(r.sizes().begin(), r.sizes().end());
     h5::write_array_dataset(file.file(), name, H5T_STD_I64LE, H5T_NATIVE_INT64, rd, r.data_ptr());
+  }
+  for (const auto& [name, tensor] : run.values) {
+    const at::Tensor v = tensor.to(at::kDouble).contiguous();
+    std::vector<hsize_t> vd(v.sizes().begin(), v.sizes().end());
+    h5::write_array_dataset(file.file(), name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, vd, v.data_ptr());
   }
   h5::write_string_attribute(file.file(), "kernel", kernel.name);
   h5::write_string_attribute(file.file(), "options", options.dump());

@@ -31,12 +31,15 @@ struct AttentionTensors {
   at::Tensor mask;     // [B, Nk] bool, true = real token (optional)
   at::Tensor global;   // sliding_window: global positions, int64 [g] / [B, g] or bool [B, N]
   at::Tensor sizes;    // proportional: token sizes [B, Nk]
+  at::Tensor decays;   // tala: the decay ω of each head, float64 [H] (optional: retention's)
+  at::Tensor bias;     // tala: G, [H, w+1] (relative) or [H, T, T] (pairwise) (optional: drawn from seed)
 };
 
 struct AttentionRun {
   at::Tensor out;                              // [B, H, Nq', d]
   std::int64_t score_elements = 0;             // query-key scores computed, whole batch
   std::map<std::string, at::Tensor> records;   // e.g. block_sparse's "random_blocks"
+  std::map<std::string, at::Tensor> values;    // float64, e.g. tala's "decays" and "bias" as used
   json info = json::object();                  // e.g. {"dense_fallback": true}
 };
 

@@ -305,7 +305,7 @@ AttentionKernel tala_kernel() {
               return o;
             }(),
             int_opt("seed", 0, "seed of the random bias")}},
-          {"mask"},
+          {"mask", "decays", "bias"},
           [](const json& o, const AttentionTensors& in) {
             reject(in, "tala", true, false, false);
             TalaOptions to;
@@ -315,20 +315,27 @@ AttentionKernel tala_kernel() {
             to.feature_map = resolve_tala_feature_map(o.at("feature_map").get<std::string>(), to.normalise);
             to.chunk = o.at("chunk").get<std::int64_t>();
             check_tala_options(to);  // refused combinations fail before any work
-            const std::int64_t window = o.at("window").get<std::int64_t>();
             const std::int64_t B = in.q.size(0), H = in.q.size(1), N = in.q.size(2);
-            const at::Tensor bias =
-                tala_random_bias(to.bias, H, N, window, o.at("bias_std").get<double>(),
-                                 static_cast<std::uint64_t>(o.at("seed").get<std::int64_t>()));
+            // The user's decays and G when given (e.g. the paper's Eq. 13 decays), else
+            // retention's decays and a G drawn from seed; both written out as used.
+            const at::Tensor bias = in.bias.defined()
+                                        ? in.bias.to(at::kDouble)
+                                        : tala_random_bias(to.bias, H, N, o.at("window").get<std::int64_t>(),
+                                                           o.at("bias_std").get<double>(),
+                                                           static_cast<std::uint64_t>(o.at("seed").get<std::int64_t>()));
+            const at::Tensor decays = in.decays.defined() ? in.decays.to(at::kDouble) : retention_decays(H);
+            const std::int64_t window =
+                to.bias == TalaBias::Relative && bias.defined() && bias.dim() == 2 ? bias.size(1) - 1 : o.at("window").get<std::int64_t>();
             AttentionRun r;
-            r.out = tala(to, in.q, in.k, in.v, in.mask, {}, bias.defined() ? bias.to(in.q.scalar_type()) : bias);
+            r.out = tala(to, in.q, in.k, in.v, in.mask, decays, bias.defined() ? bias.to(in.q.scalar_type()) : bias);
             r.score_elements = tala_score_elements(to, B, H, N, window);
             r.info["decays"] = [&] {
               json d = json::array();
-              const at::Tensor g = retention_decays(H);
-              for (std::int64_t h = 0; h < H; ++h) d.push_back(g[h].item<double>());
+              for (std::int64_t h = 0; h < H; ++h) d.push_back(decays[h].item<double>());
               return d;
             }();
+            r.values["decays"] = decays;
+            if (bias.defined()) r.values["bias"] = bias;
             return r;
           }};
 }
