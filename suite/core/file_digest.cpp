@@ -69,13 +69,15 @@ const std::string kMismatch =
 
 }  // namespace
 
-void seal_digest(std::string& bytes) {
-  LRB_CHECK(bytes.size() >= kDigestBlockBytes, "a sealed file reserves its digest block");
-  const std::string header = header_text(std::string_view(bytes).substr(kDigestBlockBytes));
+void seal_digest(char* bytes, std::size_t size) {
+  LRB_CHECK(size >= kDigestBlockBytes, "a sealed file reserves its digest block");
+  const std::string header = header_text(std::string_view(bytes + kDigestBlockBytes, size - kDigestBlockBytes));
   LRB_CHECK(header.size() < kDigestBlockBytes, "the digest header fits its block");
-  std::memset(bytes.data(), 0, kDigestBlockBytes);
-  std::memcpy(bytes.data(), header.data(), header.size());
+  std::memset(bytes, 0, kDigestBlockBytes);
+  std::memcpy(bytes, header.data(), header.size());
 }
+
+void seal_digest(std::string& bytes) { seal_digest(bytes.data(), bytes.size()); }
 
 std::string sealed_bytes_problem(std::string_view bytes) {
   if (bytes.empty()) return "cannot open: empty file";

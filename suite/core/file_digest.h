@@ -25,6 +25,7 @@ inline constexpr std::size_t kDigestBlockBytes = 512;
 // Fills bytes[0, kDigestBlockBytes) with the header for bytes[kDigestBlockBytes, end). The
 // caller reserved the block (an HDF5 user block, or zeros in front of another format).
 void seal_digest(std::string& bytes);
+void seal_digest(char* bytes, std::size_t size);  // the same, in place in a buffer
 
 // Why a sealed file (or its bytes) cannot be trusted, or "" when the digest matches. Reads
 // the file in blocks; never parses the body.

@@ -253,6 +253,14 @@ MemoryFile::MemoryFile(const std::filesystem::path& name) : image_(std::make_uni
 MemoryFile::~MemoryFile() = default;
 
 std::string MemoryFile::close_to_bytes() {
+  const auto [data, size] = close_in_place();
+  std::string bytes(data, size);
+  std::free(image_->buffer);
+  image_->buffer = nullptr;
+  return bytes;
+}
+
+std::pair<char*, std::size_t> MemoryFile::close_in_place() {
   LRB_CHECK(file_, "a memory file is closed once");
   file_.close();
   LRB_CHECK(image_->buffer != nullptr, "HDF5 handed over the image of a closed memory file");
@@ -263,16 +271,13 @@ std::string MemoryFile::close_to_bytes() {
   for (int i = 7; i >= 0; --i) eof = (eof << 8) | static_cast<unsigned char>(super[kSuperblockEofOffset + i]);
   // The stored end of file counts the user block: it is the file's length.
   LRB_CHECK(eof > kDigestBlockBytes && eof <= image_->size, "a memory file's end of file lies within its buffer");
-  std::string bytes(image_->buffer, static_cast<std::size_t>(eof));
-  std::free(image_->buffer);
-  image_->buffer = nullptr;
-  return bytes;
+  return {image_->buffer, static_cast<std::size_t>(eof)};
 }
 
 void publish_memory_file(MemoryFile& file, const std::filesystem::path& final_path) {
-  std::string bytes = file.close_to_bytes();
-  seal_digest(bytes);
-  write_file_atomic(final_path, bytes);
+  const auto [data, size] = file.close_in_place();
+  seal_digest(data, size);
+  write_file_atomic(final_path, std::string_view(data, size));
 }
 
 // ---- groups and links ----------------------------------------------------------------
