@@ -74,9 +74,9 @@ bool same_file(const fs::path& in, const fs::path& out) {
 void finish_output_file(h5::MemoryFile& file, const std::filesystem::path& target, const std::string& given,
                         const std::string& summary) {
   if (target.empty()) {
-    std::string bytes = file.close_to_bytes();
-    seal_digest(bytes);
-    write_all_to_stdout(bytes);
+    const auto [data, size] = file.close_in_place();
+    seal_digest(data, size);
+    write_all_to_stdout(std::string_view(data, size));
     fmt::print(stderr, "lrbench: {}\n", summary);  // stdout holds the file
     return;
   }

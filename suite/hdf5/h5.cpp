@@ -252,14 +252,6 @@ MemoryFile::MemoryFile(const std::filesystem::path& name) : image_(std::make_uni
 
 MemoryFile::~MemoryFile() = default;
 
-std::string MemoryFile::close_to_bytes() {
-  const auto [data, size] = close_in_place();
-  std::string bytes(data, size);
-  std::free(image_->buffer);
-  image_->buffer = nullptr;
-  return bytes;
-}
-
 std::pair<char*, std::size_t> MemoryFile::close_in_place() {
   LRB_CHECK(file_, "a memory file is closed once");
   file_.close();

@@ -132,10 +132,9 @@ class MemoryFile {
   MemoryFile(const MemoryFile&) = delete;
   MemoryFile& operator=(const MemoryFile&) = delete;
   const File& file() const { return file_; }
-  // Closes the file and returns its bytes (the user block zero-filled, then HDF5's).
-  std::string close_to_bytes();
-  // Closes the file; its bytes stay in this object's buffer (no copy of a large file, such
-  // as sweep.h5), writable for the digest, until it is destroyed.
+  // Closes the file; its bytes (the user block zero-filled, then HDF5's) stay in this
+  // object's buffer (no copy of a large file, such as sweep.h5), writable for the digest,
+  // until it is destroyed.
   std::pair<char*, std::size_t> close_in_place();
   struct Image;  // the buffer HDF5 hands over (public for its C callbacks)
 

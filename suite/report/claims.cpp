@@ -132,80 +132,83 @@ void evaluate_scaling(ClaimResult& r, const std::vector<RunRecord>& runs, const 
   decide_region(r, f.slope_ci->lo, f.slope_ci->hi, r.claim.slope_lo, r.claim.slope_hi);
 }
 
-// First pass of a better / not-worse claim: the differences and the raw test.
-struct PairedPrep {
-  std::vector<double> shifted;  // Δ − threshold
-};
+// First pass of a better / not-worse claim: the paired differences, shifted by the
+// threshold into `shifted`, and the raw test. True when the claim joins the Holm family
+// (it has a p-value); otherwise its verdict is set here.
+bool evaluate_paired(ClaimResult& r, const std::vector<RunRecord>& runs, std::vector<double>& shifted) {
+  const SideRuns a = collect(r.claim.a, r.claim.metric, runs, "");
+  const SideRuns b = collect(r.claim.b, r.claim.metric, runs, "");
+  const bool miss_a = side_missing(r, r.claim.a, a, "A", r.claim.a.expected_runs), miss_b = side_missing(r, r.claim.b, b, "B", r.claim.b.expected_runs);
+  r.threshold = paired_threshold(r.claim, r.higher_is_better);
+  if (miss_a || miss_b) return false;
+  const stats::SeedPairing p = stats::pair_by_seed(by_seed(a), by_seed(b));
+  if (!p.only_a.empty() || !p.only_b.empty())
+    r.notes.push_back(fmt::format("seeds on one side only (not used): {} A, {} B", p.only_a.size(), p.only_b.size()));
+  r.seeds = p.seeds;
+  r.n = p.differences.size();
+  if (r.n == 0) {
+    r.verdict = Verdict::NotTested;
+    r.why = "no seed has values for both A and B";
+    return false;
+  }
+  r.estimate = stats::mean(p.differences);
+  for (double d : p.differences) shifted.push_back(d - *r.threshold);
+  const auto decide_edge = [&r](bool exact) {
+    auto edge = decide_on_the_edge(r.claim, exact);
+    r.verdict = edge.verdict;
+    r.why = std::move(edge.why);
+  };
+  if (r.n < 2 && exact_figure(r.claim.metric, runs, r.claim.a, r.claim.b)) {
+    // One seed of an exact count: the difference itself, decided without a test.
+    r.interval = stats::Interval{*r.estimate, *r.estimate};
+    r.notes.push_back(kExactNote);
+    const bool claimed_side = r.higher_is_better ? *r.estimate > *r.threshold : *r.estimate < *r.threshold;
+    const bool other_side = r.higher_is_better ? *r.estimate < *r.threshold : *r.estimate > *r.threshold;
+    if (!claimed_side && !other_side) {
+      decide_edge(true);
+      return false;
+    }
+    r.verdict = claimed_side ? Verdict::Supported : Verdict::Refuted;
+    r.why = claimed_side ? "the exact difference lies on the claimed side" : "the exact difference lies on the other side";
+    return false;
+  }
+  if (r.n < 2) {
+    r.verdict = Verdict::Inconclusive;
+    r.why = "one paired seed: no interval; a study needs at least 2";
+    return false;
+  }
+  if (std::all_of(shifted.begin(), shifted.end(), [](double d) { return d == 0.0; })) {
+    // No spread and no distance from the threshold: no test can speak; the claim's words do.
+    r.sd = 0.0;
+    r.interval = stats::Interval{*r.threshold, *r.threshold};
+    decide_edge(exact_figure(r.claim.metric, runs, r.claim.a, r.claim.b));
+    return false;
+  }
+  r.sd = stats::sample_std(p.differences);
+  r.p_value = stats::t_test_one_sample(shifted).p_value;
+  if (r.p_value) return true;
+  r.verdict = Verdict::Inconclusive;
+  r.why = "undefined: the differences overflow double precision (their mean or spread is infinite)";
+  return false;
+}
 
 }  // namespace
 
 std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, const std::vector<RunRecord>& runs,
                                          const ClaimSettings& s) {
   std::vector<ClaimResult> out;
-  std::vector<PairedPrep> prep(claims.size());
+  std::vector<std::vector<double>> shifted(claims.size());  // better / not-worse: Δ − threshold per seed
   std::vector<std::size_t> family;  // indices of tested better / not-worse claims with a p-value
   for (std::size_t k = 0; k < claims.size(); ++k) {
     ClaimResult r;
     r.claim = claims[k];
     r.higher_is_better = !lower_is_better(r.claim.metric);
-    if (r.claim.kind == ClaimKind::Ratio) {
+    if (r.claim.kind == ClaimKind::Ratio)
       evaluate_ratio(r, runs, s);
-    } else if (r.claim.kind == ClaimKind::Scaling) {
+    else if (r.claim.kind == ClaimKind::Scaling)
       evaluate_scaling(r, runs, s);
-    } else {
-      const SideRuns a = collect(r.claim.a, r.claim.metric, runs, "");
-      const SideRuns b = collect(r.claim.b, r.claim.metric, runs, "");
-      const bool miss_a = side_missing(r, r.claim.a, a, "A", r.claim.a.expected_runs), miss_b = side_missing(r, r.claim.b, b, "B", r.claim.b.expected_runs);
-      r.threshold = paired_threshold(r.claim, r.higher_is_better);
-      if (!miss_a && !miss_b) {
-        const stats::SeedPairing p = stats::pair_by_seed(by_seed(a), by_seed(b));
-        if (!p.only_a.empty() || !p.only_b.empty())
-          r.notes.push_back(fmt::format("seeds on one side only (not used): {} A, {} B", p.only_a.size(), p.only_b.size()));
-        r.seeds = p.seeds;
-        r.n = p.differences.size();
-        if (r.n == 0) {
-          r.verdict = Verdict::NotTested;
-          r.why = "no seed has values for both A and B";
-        } else {
-          r.estimate = stats::mean(p.differences);
-          for (double d : p.differences) prep[k].shifted.push_back(d - *r.threshold);
-          if (r.n < 2 && exact_figure(r.claim.metric, runs, r.claim.a, r.claim.b)) {
-            // One seed of an exact count: the difference itself, decided without a test.
-            r.interval = stats::Interval{*r.estimate, *r.estimate};
-            r.notes.push_back(kExactNote);
-            const bool claimed_side = r.higher_is_better ? *r.estimate > *r.threshold : *r.estimate < *r.threshold;
-            const bool other_side = r.higher_is_better ? *r.estimate < *r.threshold : *r.estimate > *r.threshold;
-            if (claimed_side || other_side) {
-              r.verdict = claimed_side ? Verdict::Supported : Verdict::Refuted;
-              r.why = claimed_side ? "the exact difference lies on the claimed side" : "the exact difference lies on the other side";
-            } else {
-              auto edge = decide_on_the_edge(r.claim, true);
-              r.verdict = edge.verdict;
-              r.why = std::move(edge.why);
-            }
-          } else if (r.n < 2) {
-            r.verdict = Verdict::Inconclusive;
-            r.why = "one paired seed: no interval; a study needs at least 2";
-          } else if (std::all_of(prep[k].shifted.begin(), prep[k].shifted.end(), [](double d) { return d == 0.0; })) {
-            // No spread and no distance from the threshold: no test can speak; the claim's words do.
-            r.sd = 0.0;
-            r.interval = stats::Interval{*r.threshold, *r.threshold};
-            auto edge = decide_on_the_edge(r.claim, exact_figure(r.claim.metric, runs, r.claim.a, r.claim.b));
-            r.verdict = edge.verdict;
-            r.why = std::move(edge.why);
-          } else {
-            r.sd = stats::sample_std(p.differences);
-            r.p_value = stats::t_test_one_sample(prep[k].shifted).p_value;
-            if (r.p_value) {
-              family.push_back(k);
-            } else {
-              r.verdict = Verdict::Inconclusive;
-              r.why = "undefined: the differences overflow double precision (their mean or spread is infinite)";
-            }
-          }
-        }
-      }
-    }
+    else if (evaluate_paired(r, runs, shifted[k]))
+      family.push_back(k);
     out.push_back(std::move(r));
   }
 
@@ -225,7 +228,7 @@ std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, c
     r.family = m;
     const double level = s.alpha / static_cast<double>(m - step);
     r.confidence = 1.0 - level;
-    const stats::TTest t = stats::t_test_one_sample(prep[family[i]].shifted, r.confidence);
+    const stats::TTest t = stats::t_test_one_sample(shifted[family[i]], r.confidence);
     if (t.ci) r.interval = stats::Interval{t.ci->lo + *r.threshold, t.ci->hi + *r.threshold};
     const bool claimed_side = r.higher_is_better ? *r.estimate > *r.threshold : *r.estimate < *r.threshold;
     if (*r.p_holm <= s.alpha) {
