@@ -12,10 +12,10 @@ namespace lrb {
 namespace {
 
 int merge(const std::string& dir) {
-  const ResultsScan scan = scan_runs(dir);
-  for (const auto& b : scan.bad) fmt::print(stderr, "lrbench: skipping {}: {}\n", b.file.string(), b.reason);
-  merge_results(dir);
-  fmt::print("{}: {} run(s), {} bad file(s) left out\n", ResultsLayout(dir).merged().string(), scan.runs.size(), scan.bad.size());
+  // Each file read once: the merge itself names the files it left out.
+  const MergeSummary merged = merge_results(dir);
+  for (const auto& b : merged.bad) fmt::print(stderr, "lrbench: skipping {}: {}\n", b.file.string(), b.reason);
+  fmt::print("{}: {} run(s), {} bad file(s) left out\n", ResultsLayout(dir).merged().string(), merged.runs, merged.bad.size());
   return kExitDone;
 }
 

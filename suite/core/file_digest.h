@@ -31,6 +31,12 @@ void seal_digest(char* bytes, std::size_t size);  // the same, in place in a buf
 // the file in blocks; never parses the body.
 std::string digest_problem(const std::filesystem::path& path);
 std::string sealed_bytes_problem(std::string_view bytes);
+// Reads a sealed file whole into `bytes` and checks its digest: "" when intact, else why
+// not (the reasons above). A reader then parses `bytes`, the very bytes checked: a file
+// replaced between the check and the parse cannot slip through. Opens without following a
+// FIFO's writer (O_NONBLOCK) and refuses anything but a regular file, and a file whose
+// header claims more bytes than it has, before reading its body.
+std::string read_sealed_file(const std::filesystem::path& path, std::string& bytes);
 
 // The body of sealed bytes (everything after the header), for a verified file.
 inline std::string_view digest_body(std::string_view bytes) { return bytes.substr(kDigestBlockBytes); }

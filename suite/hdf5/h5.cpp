@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -183,6 +184,17 @@ File open_for_validation(const std::filesystem::path& path, std::string& reason)
     reason = "cannot open: not an HDF5 file (" + e.stack() + ")";
     return {};
   }
+}
+
+File open_image(std::string_view bytes, const std::string& name) {
+  silence_error_printing();
+  Plist fapl = file_access(name, false);
+  check(H5Pset_fapl_core(fapl.id(), 1 << 16, false), "H5Pset_fapl_core", name);
+  check(H5Pset_file_image(fapl.id(), const_cast<char*>(bytes.data()), bytes.size()), "H5Pset_file_image", name);
+  // A name no other open file has: HDF5 shares an open file of the same name.
+  static std::atomic<unsigned long long> images{0};
+  const std::string memory_name = name + " (image " + std::to_string(++images) + ")";
+  return File(check_id(H5Fopen(memory_name.c_str(), H5F_ACC_RDONLY, fapl.id()), "H5Fopen (image)", name), name);
 }
 
 // The core driver's buffer, taken over when the file closes (file image callbacks): it

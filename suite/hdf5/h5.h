@@ -120,6 +120,10 @@ File open_file(const std::filesystem::path& path, bool writable = false);
 // empty file", "truncated: ...", "checksum error: ...", "no whole-file digest ...",
 // "cannot open: not an HDF5 file (...)").
 File open_for_validation(const std::filesystem::path& path, std::string& reason);
+// Opens, read-only and in memory, the bytes of a file read whole (a sealed file whose
+// digest the caller checked: HDF5 finds its superblock after the digest block). HDF5 reads
+// its own copy of `bytes`; `name` is for messages.
+File open_image(std::string_view bytes, const std::string& name);
 
 // A new file built in memory (HDF5's core driver, no backing store), with a user block of
 // kDigestBlockBytes for the whole-file digest. HDF5 never writes to disk: the caller takes

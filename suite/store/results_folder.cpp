@@ -7,10 +7,12 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <string_view>
 #include <system_error>
 #include <tuple>
 
 #include "suite/core/errors.h"
+#include "suite/core/file_digest.h"
 #include "suite/core/files.h"
 #include "suite/core/process_info.h"
 #include "suite/core/version.h"
@@ -24,6 +26,11 @@ namespace lrb {
 namespace {
 
 namespace fs = std::filesystem;
+
+// sweep.h5's layout: 2, each run file's bytes whole; 1, each run file's root group copied
+// (still read).
+constexpr long long kSweepFileVersion = 2;
+constexpr long long kSweepFileVersionGroups = 1;
 using json = nlohmann::json;
 
 
@@ -85,18 +92,20 @@ void sort_bad(std::vector<BadResult>& bad) {
 
 }  // namespace
 
-// Validates each run file of DIR/runs in name order and hands it to `visit`, which may
-// keep or drop the record (a merge keeps none in memory: records can be large).
+// Validates each run file of DIR/runs in name order, as far as `depth`, and hands it to
+// `visit` with the bytes it was read from; `visit` may keep or drop the record (a merge
+// keeps none in memory: records can be large).
 template <class Visit>
-void for_each_run_file(const fs::path& dir, std::vector<BadResult>& bad, Visit visit) {
+void for_each_run_file(const fs::path& dir, std::vector<BadResult>& bad, RunRead depth, Visit visit) {
   const fs::path runs = ResultsLayout(dir).runs();
   std::error_code ec;
   if (!fs::is_directory(runs, ec)) return;
+  std::string bytes;
   for (const fs::path& file : list_folder(runs)) {
     if (is_temp_name(file.filename().string()) || file.extension() != ".h5") continue;
-    RunFileCheck check = read_run_file(file);
+    RunFileCheck check = read_run_file(file, bytes, depth);
     if (check.valid())
-      visit(file, std::move(*check.record));
+      visit(file, std::string_view(bytes), std::move(*check.record));
     else
       bad.push_back({file, check.reason});
   }
@@ -105,7 +114,8 @@ void for_each_run_file(const fs::path& dir, std::vector<BadResult>& bad, Visit v
 
 ResultsScan scan_runs(const fs::path& dir) {
   ResultsScan out;
-  for_each_run_file(dir, out.bad, [&](const fs::path&, RunRecord&& r) { out.runs.push_back(std::move(r)); });
+  for_each_run_file(dir, out.bad, RunRead::Whole,
+                    [&](const fs::path&, std::string_view, RunRecord&& r) { out.runs.push_back(std::move(r)); });
   // Valid files are named by their key, so they are already in key order; keep it explicit.
   std::sort(out.runs.begin(), out.runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.key < b.key; });
   return out;
@@ -174,46 +184,40 @@ fs::path quarantine_bad_file(const fs::path& dir, const fs::path& file, const st
   return dest;
 }
 
-void merge_results(const fs::path& dir) {
+MergeSummary merge_results(const fs::path& dir) {
   h5::silence_error_printing();
   std::error_code ec;
   if (!fs::is_directory(ResultsLayout(dir).runs(), ec))
     throw UserError("nothing to merge: " + ResultsLayout(dir).runs().string() +
                     " does not exist; give the folder passed to `lrbench run --out`");
-  std::vector<BadResult> bad_files;
+  MergeSummary summary;
   const fs::path final_path = ResultsLayout(dir).merged();
   // Built in memory and written with its whole-file digest in one atomic publish: a full
   // disk fails that write cleanly and leaves no temporary file.
   h5::MemoryFile file(final_path);
   {
     h5::Group root = h5::open_group(file.file(), "/");
-    h5::write_int_attribute(root, "schema_version", kResultsSchemaVersion);
+    h5::write_int_attribute(root, "schema_version", kSweepFileVersion);
     h5::write_string_attribute(root, "lrbench_version", lrbench_version());
     h5::write_string_attribute(root, "git_revision", git_revision());
     json index = json::object();
     {
       // Dense: one link per run, 100,000 and more (sweep.h5 is read only after its digest).
       h5::Group runs = h5::create_group(root, "runs", h5::LinkStorage::Dense);
-      for_each_run_file(dir, bad_files, [&](const fs::path& src_path, RunRecord&& run) {
-        try {
-          h5::File src = h5::open_file(src_path);
-          // The whole root group: attributes, texts and chunks as stored (checksums included).
-          h5::copy_object(src, "/", runs, run.key);
-        } catch (const h5::Error& e) {
-          // Replaced or removed since it was validated (another process at work): not data.
-          if (h5::link_exists(runs, run.key)) throw;
-          bad_files.push_back({src_path, "could not be copied: " + e.operation() + " failed (" + e.stack() + ")"});
-          return;
-        }
+      for_each_run_file(dir, summary.bad, RunRead::Identity, [&](const fs::path&, std::string_view bytes, RunRecord&& run) {
+        // The file's bytes as read and checked, whole: its own digest travels with it, and
+        // one dataset per run instead of a copy of its ~30 objects keeps merge linear and
+        // fast (100,000 runs: docs/benchmarks.md).
+        h5::write_array_dataset(runs, run.key, H5T_STD_U8LE, H5T_NATIVE_UINT8, {bytes.size()}, bytes.data());
         index[run.key] = {{"task", spec_field(run.spec, "task", "name")},
                           {"model", spec_field(run.spec, "model", "name")},
                           {"seed", run.spec.is_object() ? run.spec.value("seed_index", json()) : json()},
                           {"status", status_name(run.status)}};
+        ++summary.runs;
       });
     }
-    sort_bad(bad_files);
     json bad = json::array();
-    for (const BadResult& b : bad_files)
+    for (const BadResult& b : summary.bad)
       bad.push_back({{"file", b.file.lexically_relative(dir).generic_string()}, {"reason", b.reason}});
     write_text_dataset(root, "bad", bad.dump(-1, ' ', false, json::error_handler_t::replace));
     write_text_dataset(root, "index", index.dump());
@@ -221,7 +225,39 @@ void merge_results(const fs::path& dir) {
     root.close();
   }
   h5::publish_memory_file(file, final_path);
+  return summary;
 }
+
+namespace {
+
+// /runs/<name> of a sweep.h5: a run file's bytes (schema_version 2), checked as a file is,
+// or (schema_version 1) a group copied from a run file's root.
+RunFileCheck read_merged_run(const h5::Group& runs, const std::string& name, long long version, const fs::path& path) {
+  RunFileCheck check;
+  try {
+    if (version == kSweepFileVersionGroups) return read_run_group(h5::open_group(runs, name));
+    const h5::Dataset ds = h5::open_dataset(runs, name);
+    const std::vector<hsize_t> dims = h5::dataset_dims(ds);
+    const h5::ElementType type = h5::dataset_element_type(ds);
+    if (dims.size() != 1 || type.type_class != H5T_INTEGER || type.size != 1) {
+      check.reason = "not the bytes of a run file (a 1-D dataset of bytes)";
+      return check;
+    }
+    if (std::string problem = h5::readable_size_problem(ds, 1); !problem.empty()) {
+      check.reason = "dataset " + problem;
+      return check;
+    }
+    std::string bytes(static_cast<std::size_t>(dims[0]), '\0');
+    h5::read_array_dataset(ds, H5T_NATIVE_UINT8, bytes.data());
+    check.reason = sealed_bytes_problem(bytes);
+    if (check.reason.empty()) check = read_run_image(bytes, path.string() + ":/runs/" + name);
+  } catch (const h5::Error& e) {
+    check.reason = e.is_checksum_failure() ? "checksum error in the stored bytes" : "unreadable (" + e.stack() + ")";
+  }
+  return check;
+}
+
+}  // namespace
 
 ResultsScan read_sweep_file(const fs::path& path) {
   h5::silence_error_printing();
@@ -238,9 +274,9 @@ ResultsScan read_sweep_file(const fs::path& path) {
     h5::Group root = h5::open_group(file, "/");
     const auto version = h5::read_int_attribute(root, "schema_version");
     if (!version) throw UserError(path.string() + " is not an lrbench sweep file (no schema_version)");
-    if (*version != kResultsSchemaVersion)
+    if (*version != kSweepFileVersion && *version != kSweepFileVersionGroups)
       throw UserError(path.string() + " has schema_version " + std::to_string(*version) + "; this lrbench reads " +
-                      std::to_string(kResultsSchemaVersion) + redo);
+                      std::to_string(kSweepFileVersionGroups) + " and " + std::to_string(kSweepFileVersion) + redo);
     const auto complete = h5::read_int_attribute(root, "complete");
     if (!complete || *complete != 1) throw UserError(path.string() + " is incomplete: no complete marker" + redo);
 
@@ -255,15 +291,9 @@ ResultsScan read_sweep_file(const fs::path& path) {
     if (!h5::link_exists(root, "runs")) throw UserError(path.string() + " has no /runs group" + redo);
     h5::Group runs = h5::open_group(root, "runs");
     for (const std::string& name : h5::link_names(runs)) {
-      RunFileCheck check;
-      try {
-        h5::Group g = h5::open_group(runs, name);
-        check = read_run_group(g);
-      } catch (const h5::Error& e) {
-        check.reason = "unreadable (" + e.stack() + ")";
-      }
+      RunFileCheck check = read_merged_run(runs, name, *version, path);
       if (check.valid() && check.record->key != name) {
-        check.reason = "group name is not the run key (key " + check.record->key + ")";
+        check.reason = "name is not the run key (key " + check.record->key + ")";
         check.record.reset();
       }
       if (check.valid())

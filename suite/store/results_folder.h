@@ -42,13 +42,20 @@ std::vector<std::filesystem::path> clear_stale_temporaries(const std::filesystem
 std::filesystem::path quarantine_bad_file(const std::filesystem::path& dir, const std::filesystem::path& file,
                                           const std::string& reason);
 
-// Writes DIR/sweep.h5 atomically: every valid run of DIR/runs copied as a group, the bad
-// files with their reasons, and an index. Throws UserError when DIR has no runs/ folder.
-void merge_results(const std::filesystem::path& dir);
+// Writes DIR/sweep.h5 atomically: the bytes of every valid run file of DIR/runs, whole, as
+// one dataset each, the bad files with their reasons, and an index. A run file is read once
+// and checked as far as RunRead::Identity. Returns how many runs it holds and the bad files
+// it left out. Throws UserError when DIR has no runs/ folder.
+struct MergeSummary {
+  std::size_t runs = 0;
+  std::vector<BadResult> bad;
+};
+MergeSummary merge_results(const std::filesystem::path& dir);
 
-// Reads a sweep.h5, validating every run group as read_run_file validates a file. Groups
-// that fail and the bad files recorded at merge time are listed in `bad`. Throws
-// UserError when the file as a whole cannot be used.
+// Reads a sweep.h5, validating every run in it as read_run_file validates a file (a run
+// file's bytes, or in a sweep.h5 of schema_version 1 a group copied from one). Runs that
+// fail and the bad files recorded at merge time are listed in `bad`. Throws UserError when
+// the file as a whole cannot be used.
 ResultsScan read_sweep_file(const std::filesystem::path& path);
 
 // DIR/runs when it exists, else DIR/sweep.h5; a UserError saying what to do when neither does.

@@ -5,6 +5,7 @@
 
 #include "suite/config/run_spec.h"
 #include "suite/core/errors.h"
+#include "suite/core/file_digest.h"
 #include "suite/core/files.h"
 #include "suite/core/sha256.h"
 #include "suite/core/version.h"
@@ -101,7 +102,7 @@ void write_run_group(const h5::Object& group, const RunRecord& record) {
   h5::write_int_attribute(group, kCompleteAttr, 1);
 }
 
-RunFileCheck read_run_group(const h5::Object& group) {
+RunFileCheck read_run_group(const h5::Object& group, RunRead depth) {
   RunFileCheck out;
   try {
     const auto version = h5::read_int_attribute(group, kSchemaVersionAttr);
@@ -118,14 +119,18 @@ RunFileCheck read_run_group(const h5::Object& group) {
     r.key = *key;
     r.spec = parse_json(read_text_dataset(group, "spec", "/spec"), "spec");
     if (run_key_of(r.spec) != r.key) throw BadData("spec does not hash to the run key");
-    r.provenance = parse_json(read_text_dataset(group, "provenance", "/provenance"), "provenance");
-    r.records = parse_json(read_text_dataset(group, "records", "/records"), "records");
     const std::string status = read_text_dataset(group, "status", "/status");
     try {
       r.status = status_from_name(status);
     } catch (const std::invalid_argument&) {
       throw BadData("unknown status '" + status + "' in /status");
     }
+    if (depth == RunRead::Identity) {
+      out.record = std::move(r);
+      return out;
+    }
+    r.provenance = parse_json(read_text_dataset(group, "provenance", "/provenance"), "provenance");
+    r.records = parse_json(read_text_dataset(group, "records", "/records"), "records");
     r.error = read_text_dataset(group, "error", "/error");
 
     for (const char* group_name : {kMetricsGroup, kCurvesGroup}) {
@@ -167,22 +172,39 @@ void write_run_file(const fs::path& path, const RunRecord& record) {
   h5::publish_memory_file(file, path);
 }
 
-RunFileCheck read_run_file(const fs::path& path) {
+RunFileCheck read_run_image(std::string_view bytes, const std::string& shown_as, RunRead depth) {
   RunFileCheck out;
   try {
-    h5::File file = h5::open_for_validation(path, out.reason);
-    if (!file) return out;
+    h5::File file;
+    try {
+      file = h5::open_image(bytes, shown_as);
+    } catch (const h5::Error& e) {
+      out.reason = "cannot open: not an HDF5 file (" + e.stack() + ")";
+      return out;
+    }
     h5::Group root = h5::open_group(file, "/");
-    out = read_run_group(root);
+    out = read_run_group(root, depth);
   } catch (const std::exception& e) {
     out.reason = validation_reason(e);
-    return out;
   }
+  return out;
+}
+
+RunFileCheck read_run_file(const fs::path& path, std::string& bytes, RunRead depth) {
+  RunFileCheck out;
+  out.reason = read_sealed_file(path, bytes);
+  if (!out.reason.empty()) return out;
+  out = read_run_image(bytes, path.string(), depth);
   if (out.valid() && ResultsLayout::in_runs_folder(path) && path.stem().string() != out.record->key) {
     out.reason = "file name is not the run key (name " + path.stem().string() + ", key " + out.record->key + ")";
     out.record.reset();
   }
   return out;
+}
+
+RunFileCheck read_run_file(const fs::path& path, RunRead depth) {
+  std::string bytes;
+  return read_run_file(path, bytes, depth);
 }
 
 }  // namespace lrb

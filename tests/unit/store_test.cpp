@@ -4,6 +4,7 @@
 #include <hdf5.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "suite/store/results_folder.h"
 #include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
+#include "suite/store/text_dataset.h"
 
 namespace lrb {
 namespace {
@@ -417,6 +419,16 @@ TEST_F(StoreTest, MergeThenReadSweepFile) {
     EXPECT_EQ(info.storage_type, H5G_STORAGE_TYPE_DENSE);
     EXPECT_EQ(info.nlinks, 3u);
   }
+  // Each run is its file's bytes, whole (its own digest inside): one dataset, not a copy
+  // of its ~30 objects, so merge stays linear (100,000 runs: docs/benchmarks.md).
+  for (const RunRecord& r : good) {
+    h5::Dataset run = h5::open_dataset(root, "runs/" + r.key);
+    const std::string expected = read_file(ResultsLayout(dir_).run_file(r.key));
+    ASSERT_EQ(h5::dataset_dims(run), (std::vector<hsize_t>{expected.size()}));
+    std::string stored(expected.size(), '\0');
+    h5::read_array_dataset(run, H5T_NATIVE_UINT8, stored.data());
+    EXPECT_TRUE(stored == expected) << r.key;
+  }
   h5::Dataset ds = h5::open_dataset(root, "index");
   const json index = json::parse(h5::read_string_dataset(ds));
   ds.reset();
@@ -433,12 +445,12 @@ TEST_F(StoreTest, MergeThenReadSweepFile) {
   expect_same(good[1], sweep.runs[1]);
 }
 
-TEST_F(StoreTest, CorruptGroupInSweepFileIsNamed) {
+TEST_F(StoreTest, CorruptRunInSweepFileIsNamed) {
   const RunRecord r = make_record("sweepflip");
   write(r);
   merge_results(dir_);
   const fs::path sweep = ResultsLayout(dir_).merged();
-  flip_byte(sweep, chunk_offset(sweep, "/runs/" + r.key + "/curves/train_loss") + 40, 0x80);
+  flip_byte(sweep, chunk_offset(sweep, "/runs/" + r.key) + 1000, 0x80);
   // The whole file's digest fails first: nothing of it is read.
   try {
     read_sweep_file(sweep);
@@ -447,13 +459,96 @@ TEST_F(StoreTest, CorruptGroupInSweepFileIsNamed) {
     EXPECT_NE(std::string(e.what()).find("is damaged (" + kDigestMismatch), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("lrbench merge"), std::string::npos) << e.what();
   }
-  // Behind the digest, each group is validated as a run file is.
+  // Behind the digest, the stored bytes' checksum, then each run is validated as a file is.
   test::reseal(sweep);
   const ResultsScan s = read_sweep_file(sweep);
   EXPECT_TRUE(s.runs.empty());
   ASSERT_EQ(s.bad.size(), 1u);
   EXPECT_EQ(s.bad[0].file, sweep);
-  EXPECT_EQ(s.bad[0].reason, "/runs/" + r.key + ": checksum error in /curves/train_loss");
+  EXPECT_EQ(s.bad[0].reason, "/runs/" + r.key + ": checksum error in the stored bytes");
+}
+
+// A sweep.h5 written by hand: schema_version 1 holds each run as a group (a run file's root
+// copied), 2 as the run file's bytes; `runs` maps each name to what it holds.
+static void write_sweep_file(const fs::path& path, long long version,
+                      const std::vector<std::pair<std::string, std::function<void(const h5::Group&, const std::string&)>>>& runs) {
+  h5::MemoryFile file(path);
+  {
+    h5::Group root = h5::open_group(file.file(), "/");
+    h5::write_int_attribute(root, "schema_version", version);
+    h5::Group g = h5::create_group(root, "runs", h5::LinkStorage::Dense);
+    for (const auto& [name, put] : runs) put(g, name);
+    write_text_dataset(root, "bad", "[]");
+    write_text_dataset(root, "index", "{}");
+    h5::write_int_attribute(root, "complete", 1);
+    g.reset();
+    root.close();
+  }
+  h5::publish_memory_file(file, path);
+}
+
+TEST_F(StoreTest, ASweepFileOfEitherLayoutIsRead) {
+  const RunRecord a = make_record("layout", 0), b = make_record("layout", 1);
+  const fs::path sweep = ResultsLayout(dir_).merged();
+  // schema_version 1 (lrbench before merge stored bytes): groups, read as before.
+  write_sweep_file(sweep, 1, {{a.key, [&](const h5::Group& runs, const std::string& name) {
+                                 write_run_group(h5::create_group(runs, name), a);
+                               }}});
+  ResultsScan s = read_sweep_file(sweep);
+  ASSERT_EQ(s.runs.size(), 1u) << (s.bad.empty() ? "" : s.bad[0].reason);
+  expect_same(a, s.runs[0]);
+
+  // schema_version 2: each run's bytes carry the run file's own digest, checked behind the
+  // sweep file's; bytes that are not a run file, a run under another key's name, and a
+  // dataset of another shape are each named.
+  const std::string good = read_file(write(a));
+  std::string flipped = read_file(write(b));
+  flipped[flipped.size() - 100] ^= 0x01;
+  const auto bytes = [](std::string data) {
+    return [data](const h5::Group& runs, const std::string& name) {
+      h5::write_array_dataset(runs, name, H5T_STD_U8LE, H5T_NATIVE_UINT8, {data.size()}, data.data());
+    };
+  };
+  const std::string other_name(64, 'f');
+  write_sweep_file(sweep, 2,
+                   {{a.key, bytes(good)},
+                    {b.key, bytes(flipped)},
+                    {other_name, bytes(good)},
+                    {"text", [](const h5::Group& runs, const std::string& name) { write_text_dataset(runs, name, "x"); }}});
+  s = read_sweep_file(sweep);
+  ASSERT_EQ(s.runs.size(), 1u);
+  expect_same(a, s.runs[0]);
+  std::vector<std::string> reasons;
+  for (const BadResult& bad : s.bad) reasons.push_back(bad.reason);
+  std::sort(reasons.begin(), reasons.end());
+  ASSERT_EQ(reasons.size(), 3u);
+  EXPECT_EQ(reasons[0].rfind("/runs/" + b.key + ": " + kDigestMismatch, 0), 0u) << reasons[0];
+  EXPECT_EQ(reasons[1], "/runs/" + other_name + ": name is not the run key (key " + a.key + ")");
+  EXPECT_EQ(reasons[2], "/runs/text: not the bytes of a run file (a 1-D dataset of bytes)");
+
+  // A version this lrbench does not know is a user error naming both it reads.
+  write_sweep_file(sweep, 3, {});
+  try {
+    read_sweep_file(sweep);
+    FAIL() << "schema_version 3 was read";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("has schema_version 3; this lrbench reads 1 and 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(StoreTest, AFifoAFolderOrADeviceAmongTheRunFilesIsNamedNeverWaitedOn) {
+  write(make_record("special", 0));
+  const fs::path runs = ResultsLayout(dir_).runs();
+  const fs::path fifo = runs / (std::string(64, 'a') + ".h5"), folder = runs / (std::string(64, 'b') + ".h5"),
+                 device = runs / (std::string(64, 'c') + ".h5");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);  // no writer: an open without O_NONBLOCK would wait forever
+  fs::create_directory(folder);
+  fs::create_symlink("/dev/zero", device);  // endless bytes
+  for (const fs::path& p : {fifo, folder, device}) EXPECT_EQ(read_run_file(p).reason, "not a regular file") << p;
+  const MergeSummary merged = merge_results(dir_);
+  EXPECT_EQ(merged.runs, 1u);
+  ASSERT_EQ(merged.bad.size(), 3u);
+  for (const BadResult& b : merged.bad) EXPECT_EQ(b.reason, "not a regular file") << b.file;
 }
 
 TEST_F(StoreTest, MissingResultsAreUserErrors) {
