@@ -13,6 +13,7 @@
 #include "suite/config/run_spec.h"
 #include "suite/config/sweep_spec.h"
 #include "suite/config/variant_spec.h"
+#include "suite/contracts/figures.h"
 #include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/registry/registry.h"
@@ -285,18 +286,24 @@ std::string ClaimSpec::claimed_text(bool higher_is_better) const {
 }
 
 const std::vector<std::string>& claimable_run_figures() {
-  static const std::vector<std::string> f = {
-      "params",           "flops_per_sample", "samples_per_s", "tokens_per_s",      "step_seconds_median",
-      "step_seconds_p95", "peak_bytes",       "peak_step_bytes", "device_peak_bytes", "max_batch_in_budget",
-      "attention_peak_bytes", "form_gap",
-      "train_loss",       "eval_loss"};
+  // The runner's and the models' figures of the catalogue (one without a better side, such
+  // as a chance level, only in a ratio claim: check_claims refuses better and not-worse).
+  static const std::vector<std::string> f = [] {
+    std::vector<std::string> names;
+    for (const FigureDef& d : all_figures())
+      if (!d.family && !d.task_metric)
+        names.push_back(d.name);
+    return names;
+  }();
   return f;
 }
 
 std::string stored_metric_name(const std::string& metric) {
   if (metric.rfind("infer_", 0) == 0 || metric.rfind("probe_", 0) == 0) return metric;  // variant figures
-  const auto& f = claimable_run_figures();
-  if (std::find(f.begin(), f.end(), metric) != f.end() || metric.rfind("eval_", 0) == 0) return metric;
+  // A run's or a model's figure of the catalogue, or a stored name ("eval_loss"), as it is;
+  // anything else names a task metric.
+  const FigureDef* f = find_figure(metric);
+  if ((f && !f->task_metric) || metric.rfind("eval_", 0) == 0) return metric;
   return "eval_" + metric;
 }
 
@@ -561,6 +568,11 @@ void check_claims(std::vector<ClaimSpec>& claims, const std::vector<RunSpec>& ru
         throw UserError(c.metric_where, "in " + section + ", this sweep measures ([measure]) and does not train: '" + name +
                                             "' is not recorded; claim a figure such as peak_bytes or step_seconds_median");
     };
+    if ((c.kind == ClaimKind::Better || c.kind == ClaimKind::NotWorse) && find_figure(c.metric) &&
+        figure_direction(c.metric) == Direction::None)
+      throw UserError(c.metric_where, "in " + section + ", '" + c.metric + "' has no better side (" + find_figure(c.metric)->recorded_by +
+                                          " records it; neither larger nor smaller is better), so '" + claim_kind_name(c.kind) +
+                                          "' cannot be judged: claim a ratio with at_least and at_most instead");
     if (c.kind == ClaimKind::Scaling) {
       auto matched = one_cell(c.a, "a", c.over);
       std::set<double> xs;

@@ -23,7 +23,7 @@ class Model : public torch::nn::Module {
   // Figures the model measures about itself while it trains (MAELRE: the peak memory of its
   // attention calls), by stored metric name. A measurement run ([measure]) calls
   // reset_figures() before its timed steps and stores figures() after them, beside the
-  // runner's own figures; the names must be listed in claimable_run_figures().
+  // runner's own figures; each name is declared in the figure catalogue (suite/contracts/figures.h).
   virtual void reset_figures() {}
   virtual std::map<std::string, double> figures() const { return {}; }
   // How the trained weights are run at evaluation: settings from the registry entry's

@@ -353,7 +353,7 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
   a.runs = input.runs.size();
   for (auto& c : group_cells(input.runs, options.metric)) {
     CellResult r;
-    r.higher_is_better = !lower_is_better(c.metric);
+    r.higher_is_better = higher_is_better(c.metric);
     r.cell = std::move(c);
     a.cells.push_back(std::move(r));
   }

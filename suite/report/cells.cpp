@@ -9,16 +9,13 @@
 #include <unordered_map>
 
 #include "suite/config/expand.h"
+#include "suite/contracts/figures.h"
 #include "suite/core/parallel_for.h"
 #include "suite/report/efficiency.h"
 
 namespace lrb {
 
-bool lower_is_better(const std::string& metric) {
-  for (const char* w : {"loss", "seconds", "bytes", "flops", "params", "gap", "shift"})
-    if (metric.find(w) != std::string::npos) return true;
-  return false;
-}
+bool higher_is_better(const std::string& metric) { return figure_direction(metric) != Direction::Lower; }
 
 std::string metric_of(const std::vector<RunRecord>& runs, const std::string& task, const std::string& requested) {
   if (!requested.empty()) {

@@ -70,8 +70,10 @@ struct Cell {
 // name ("peak_bytes") otherwise.
 std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::string& metric);
 
-// A metric where smaller is better (losses, times, bytes, FLOPs, parameters).
-bool lower_is_better(const std::string& metric);
+// Whether larger values of a stored figure are better: its direction in the figure
+// catalogue (suite/contracts/figures.h) is not "lower". A figure without a direction (none,
+// or undeclared) is shown high first, and the table says it has no better side.
+bool higher_is_better(const std::string& metric);
 // The stored metric name shown for `task`.
 std::string metric_of(const std::vector<RunRecord>& runs, const std::string& task, const std::string& requested);
 // "eval_accuracy" -> "accuracy"; other names as they are.

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <set>
 
+#include "suite/contracts/figures.h"
 #include "suite/report/cells.h"
 
 namespace lrb::claim_sides {
@@ -60,14 +60,13 @@ bool side_missing(ClaimResult& r, const CellSelector& sel, const SideRuns& s, co
   return true;
 }
 
-// Figures that are exact counts on CPU: the counting allocator's bytes (and the batch search
-// built on them), parameters and analytic FLOPs depend on shapes alone, never on the seed
-// or the machine's load. One run of such a figure is the figure, with no sampling spread.
+// Figures that are exact counts on CPU (the catalogue's exact_on_cpu: the counting
+// allocator's bytes and the batch search built on them, parameters, analytic FLOPs) depend
+// on shapes alone, never on the seed or the machine's load. One run of such a figure is the
+// figure, with no sampling spread.
 bool exact_figure(const std::string& metric, const std::vector<RunRecord>& runs, const CellSelector& a, const CellSelector& b) {
-  static const std::set<std::string> exact = {"peak_bytes", "peak_step_bytes", "attention_peak_bytes", "max_batch_in_budget",
-                                              "params", "flops_per_sample"};
-  // A variant's inference peak (infer_peak_bytes_b<B>) is a count of the same allocator.
-  if (!exact.count(metric) && metric.rfind("infer_peak_bytes_b", 0) != 0) return false;
+  const FigureDef* figure = find_figure(metric);
+  if (!figure || !figure->exact_on_cpu) return false;
   for (const auto& r : runs)
     if ((a.matches(r.spec) || (!b.match.empty() && b.matches(r.spec))) && r.spec.value("device", std::string("cpu")) != "cpu")
       return false;

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "suite/contracts/figures.h"
 #include "suite/core/text.h"
 #include "suite/report/cells.h"
 #include "suite/report/claim_sides.h"
@@ -202,8 +203,13 @@ std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, c
   for (std::size_t k = 0; k < claims.size(); ++k) {
     ClaimResult r;
     r.claim = claims[k];
-    r.higher_is_better = !lower_is_better(r.claim.metric);
-    if (r.claim.kind == ClaimKind::Ratio)
+    r.higher_is_better = higher_is_better(r.claim.metric);
+    const bool directed = figure_direction(r.claim.metric) != Direction::None;
+    if (!directed && (r.claim.kind == ClaimKind::Better || r.claim.kind == ClaimKind::NotWorse)) {
+      // Validation refuses these; a manifest of an older lrbench may still hold one.
+      r.verdict = Verdict::NotTested;
+      r.why = "'" + r.claim.metric + "' has no better side in the figure catalogue: claim a ratio or a range instead";
+    } else if (r.claim.kind == ClaimKind::Ratio)
       evaluate_ratio(r, runs, s);
     else if (r.claim.kind == ClaimKind::Scaling)
       evaluate_scaling(r, runs, s);

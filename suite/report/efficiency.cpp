@@ -1,5 +1,7 @@
 #include "suite/report/efficiency.h"
 
+#include "suite/contracts/figures.h"
+#include "suite/core/errors.h"
 #include "suite/report/text_format.h"
 
 #include <fmt/format.h>
@@ -8,32 +10,52 @@
 
 namespace lrb {
 
+namespace {
+
+// A figure shown beside the task metric: its direction and unit are the catalogue's.
+EfficiencyMetric shown(const char* name, const char* header, const char* only_with = "") {
+  const FigureDef* f = find_figure(name);
+  LRB_CHECK(f != nullptr, "every efficiency figure a report shows is in the figure catalogue");
+  EfficiencyUnit unit = EfficiencyUnit::kPlain;
+  switch (f->unit) {
+    case FigureUnit::Count: unit = EfficiencyUnit::kCount; break;
+    case FigureUnit::Bytes: unit = EfficiencyUnit::kBytes; break;
+    case FigureUnit::Seconds: unit = EfficiencyUnit::kSeconds; break;
+    case FigureUnit::Rate: unit = EfficiencyUnit::kRate; break;
+    case FigureUnit::Plain: break;
+  }
+  return {name, header, f->direction != Direction::Lower, f->direction != Direction::None, unit, only_with};
+}
+
+}  // namespace
+
+// Which figures a report shows, in which order, under which header.
 const std::vector<EfficiencyMetric>& efficiency_metrics() {
   static const std::vector<EfficiencyMetric> m = {
-      {"params", "params", false, EfficiencyUnit::kCount, ""},
-      {"flops_per_sample", "FLOPs/sample", false, EfficiencyUnit::kCount, ""},
-      {"samples_per_s", "samples/s", true, EfficiencyUnit::kRate, ""},
-      {"tokens_per_s", "tokens/s", true, EfficiencyUnit::kRate, ""},
-      {"step_seconds_median", "step median", false, EfficiencyUnit::kSeconds, ""},
-      {"step_seconds_p95", "step p95", false, EfficiencyUnit::kSeconds, ""},
-      {"peak_bytes", "peak memory", false, EfficiencyUnit::kBytes, ""},
+      shown("params", "params"),
+      shown("flops_per_sample", "FLOPs/sample"),
+      shown("samples_per_s", "samples/s"),
+      shown("tokens_per_s", "tokens/s"),
+      shown("step_seconds_median", "step median"),
+      shown("step_seconds_p95", "step p95"),
+      shown("peak_bytes", "peak memory"),
       // A step's own peak above what was live before it: activations and temporaries,
       // without the resident parameters, gradients and optimizer state.
-      {"peak_step_bytes", "step memory", false, EfficiencyUnit::kBytes, ""},
+      shown("peak_step_bytes", "step memory"),
       // Measured by the model around its attention calls (MAELRE), in measurement runs: the
       // peak above the live bytes at entry, over the timed steps.
-      {"attention_peak_bytes", "attention memory", false, EfficiencyUnit::kBytes, ""},
+      shown("attention_peak_bytes", "attention memory"),
       // On an accelerator: the CUDA caching allocator's peak (device = "cuda").
-      {"device_peak_bytes", "device peak", false, EfficiencyUnit::kBytes, ""},
-      {"max_batch_in_budget", "largest batch in budget", true, EfficiencyUnit::kPlain, ""},
+      shown("device_peak_bytes", "device peak"),
+      shown("max_batch_in_budget", "largest batch in budget"),
       // Measured by MixFormer with check_form, in measurement runs: max|O_form - O_parallel| /
       // max|O_parallel| over its TALA calls (a correctness figure, not a cost, shown with them).
-      {"form_gap", "form gap", false, EfficiencyUnit::kPlain, ""},
+      shown("form_gap", "form gap"),
       // Data-parallel runs (ranks_per_run > 1): the gradient exchange's median time, and
       // its median share of a step's time.
-      {"allreduce_seconds_median", "exchange median", false, EfficiencyUnit::kSeconds, ""},
-      {"allreduce_share", "exchange share", false, EfficiencyUnit::kPlain, ""},
-      {"memory_budget_bytes", "memory budget", false, EfficiencyUnit::kBytes, "max_batch_in_budget"},
+      shown("allreduce_seconds_median", "exchange median"),
+      shown("allreduce_share", "exchange share"),
+      shown("memory_budget_bytes", "memory budget", "max_batch_in_budget"),
   };
   return m;
 }

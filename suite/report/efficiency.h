@@ -12,8 +12,9 @@ enum class EfficiencyUnit { kCount, kBytes, kSeconds, kRate, kPlain };
 struct EfficiencyMetric {
   const char* name;        // stored metric name
   const char* header;      // column header
-  bool higher_is_better;
-  EfficiencyUnit unit;
+  bool higher_is_better;    // from the figure catalogue (suite/contracts/figures.h)
+  bool directed;            // the catalogue gives it a better side (a memory budget has none)
+  EfficiencyUnit unit;      // the same
   const char* only_with;   // shown only when this metric is present too ("" = always when present)
 };
 

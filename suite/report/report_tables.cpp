@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "suite/contracts/figures.h"
 #include "suite/core/text.h"
 #include "suite/report/efficiency.h"
 #include "suite/report/claims.h"
@@ -51,7 +52,15 @@ TableCell p_value(const std::optional<double>& p, std::size_t n) {
   return number(*p, format_p(*p));
 }
 
-std::string direction(bool higher_is_better) { return higher_is_better ? "higher is better" : "lower is better"; }
+// A figure's direction as its catalogue entry gives it (suite/contracts/figures.h).
+std::string direction(const std::string& metric) {
+  switch (figure_direction(metric)) {
+    case Direction::Higher: return "higher is better";
+    case Direction::Lower: return "lower is better";
+    case Direction::None: break;
+  }
+  return "no better side: ranked high first";
+}
 
 std::string rank_text(const CellResult& c, const Unit& u, const std::vector<CellResult>& cells) {
   if (!c.rank) return "–";
@@ -107,7 +116,7 @@ Table summary_table(const Analysis& a, const TaskResult& t) {
   const bool baseline_mode = !a.options.baseline.empty();
   Table tab;
   tab.id = "summary-" + slug(t.task);
-  tab.title = fmt::format("{} — {} ({}), over seeds", t.task, m, direction(t.higher_is_better));
+  tab.title = fmt::format("{} — {} ({}), over seeds", t.task, m, direction(t.metric));
   // Accuracy reads against what always answering the commonest class scores.
   bool show_chance = false;
   if (m == "accuracy")
@@ -302,7 +311,7 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
     for (std::size_t i : unit.cells)
       for (std::size_t k = 0; k < shown.size(); ++k) {
         auto it = a.cells[i].efficiency.find(shown[k]->name);
-        if (it == a.cells[i].efficiency.end()) continue;
+        if (it == a.cells[i].efficiency.end() || !shown[k]->directed) continue;  // a budget has no best
         if (!best[k] || (shown[k]->higher_is_better ? it->second > *best[k] : it->second < *best[k])) best[k] = it->second;
       }
     for (std::size_t i : unit.cells) {
@@ -543,7 +552,7 @@ std::vector<Table> leaderboard_tables(const Analysis& a) {
     const CellResult& first = a.cells[unit.cells.front()];
     Table tab;
     tab.id = "ranking-" + std::to_string(u + 1) + "-" + slug(unit.task);
-    tab.title = fmt::format("{} — {} ({}): tie groups", unit.label, display_metric(first.cell.metric), direction(first.higher_is_better));
+    tab.title = fmt::format("{} — {} ({}): tie groups", unit.label, display_metric(first.cell.metric), direction(first.cell.metric));
     tab.columns = {"rank", "model", "mean ± std", "95% CI (t)", "n", "failed", "stopped", "p vs group leader (" + corr + ")"};
     std::size_t ranked = 0;
     for (std::size_t i : unit.cells) ranked += a.cells[i].rank ? 1 : 0;

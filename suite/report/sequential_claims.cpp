@@ -256,7 +256,7 @@ StudyJudgement judge_sequential_study(const SequentialSeeds& design, const std::
   std::size_t family = 0;
   for (std::size_t i = 0; i < claims.size(); ++i) {
     st[i].result.claim = claims[i];
-    st[i].result.higher_is_better = !lower_is_better(claims[i].metric);
+    st[i].result.higher_is_better = higher_is_better(claims[i].metric);
     st[i].result.sequential = true;
     st[i].in_family = claims[i].kind == ClaimKind::Better || claims[i].kind == ClaimKind::NotWorse;
     if (st[i].in_family) ++family;

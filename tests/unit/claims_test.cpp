@@ -145,6 +145,8 @@ INSTANTIATE_TEST_SUITE_P(
         ClaimBad{"duplicate claim name", study_with("name = \"linear-memory\"", "name = \"softmax-beats-linear\""), "study.toml:31:8",
                  "already declared"},
         ClaimBad{"claim as a table", only_first_claim_as_table(), "study.toml:20:1", "write [[claim]]"},
+        ClaimBad{"a figure with no better side", study_with("metric = \"accuracy\"", "metric = \"eval_chance\""),
+                 "study.toml:25:10", "'eval_chance' has no better side (runner records it"},
         ClaimBad{"max batch in a training sweep", study_with("metric = \"peak_bytes\"", "metric = \"max_batch_in_budget\""),
                  "study.toml:35:10", "recorded by measurement sweeps"}),
     [](const ::testing::TestParamInfo<ClaimBad>& i) {

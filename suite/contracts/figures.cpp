@@ -1,0 +1,190 @@
+#include "suite/contracts/figures.h"
+
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+
+namespace lrb {
+
+namespace {
+
+using D = Direction;
+using U = FigureUnit;
+
+FigureDef figure(std::string name, U unit, D direction, bool exact, std::string by) {
+  FigureDef f;
+  f.name = std::move(name);
+  f.unit = unit;
+  f.direction = direction;
+  f.exact_on_cpu = exact;
+  f.recorded_by = std::move(by);
+  return f;
+}
+
+FigureDef family(std::string prefix, std::string suffix, U unit, D direction, bool exact, std::string by) {
+  FigureDef f = figure(std::move(prefix), unit, direction, exact, std::move(by));
+  f.suffix = std::move(suffix);
+  f.family = true;
+  return f;
+}
+
+FigureDef task_metric(std::string name) {
+  FigureDef f = figure(std::move(name), U::Plain, D::Higher, false, "task metric (suite/contracts/metrics.cpp)");
+  f.task_metric = true;
+  return f;
+}
+
+// What suite/run records of every run (runner.cpp) and of a measurement run (measure).
+std::vector<FigureDef> runner_figures() {
+  const std::string by = "runner";
+  return {
+      figure("train_loss", U::Plain, D::Lower, false, by),
+      figure("eval_loss", U::Plain, D::Lower, false, by),
+      figure("eval_chance", U::Plain, D::None, false, by),  // the commonest class's share: a reference, not a result
+      figure("steps_done", U::Count, D::None, false, by),
+      figure("params", U::Count, D::Lower, true, by),
+      figure("flops_per_sample", U::Count, D::Lower, true, by),
+      figure("step_seconds_median", U::Seconds, D::Lower, false, by),
+      figure("step_seconds_p95", U::Seconds, D::Lower, false, by),
+      figure("samples_per_s", U::Rate, D::Higher, false, by),
+      figure("tokens_per_s", U::Rate, D::Higher, false, by),
+      figure("wall_seconds", U::Seconds, D::Lower, false, by),
+      // The counting allocator's peaks: exact counts on a CPU.
+      figure("peak_bytes", U::Bytes, D::Lower, true, by),
+      figure("peak_step_bytes", U::Bytes, D::Lower, true, by),
+      figure("device_peak_bytes", U::Bytes, D::Lower, false, by),  // CUDA's caching allocator
+      figure("data_bytes", U::Bytes, D::None, false, by),
+      figure("memory_budget_bytes", U::Bytes, D::None, false, by),
+      figure("max_batch_in_budget", U::Count, D::Higher, true, by),
+      // Data-parallel runs: the gradient exchange's median time and its share of a step.
+      figure("allreduce_seconds_median", U::Seconds, D::Lower, false, by),
+      figure("allreduce_share", U::Plain, D::Lower, false, by),
+  };
+}
+
+// What models measure themselves (Model::figures), in measurement runs.
+std::vector<FigureDef> model_figures() {
+  return {
+      figure("attention_peak_bytes", U::Bytes, D::Lower, true, "model maelre"),
+      // max|O_form − O_parallel| / max|O_parallel|: a correctness gap, smaller is better.
+      figure("form_gap", U::Plain, D::Lower, false, "model mixformer"),
+  };
+}
+
+// What suite/run/variant_eval.cpp records per evaluation variant (as "variant.<v>.<name>").
+std::vector<FigureDef> variant_figures() {
+  const std::string by = "variant evaluator";
+  return {
+      family("infer_peak_bytes_b", "", U::Bytes, D::Lower, true, by),
+      family("infer_seconds_b", "", U::Seconds, D::Lower, false, by),
+      family("infer_samples_per_s_b", "", U::Rate, D::Higher, false, by),
+      family("probe_", "_cosine", U::Plain, D::Higher, false, by),
+      family("probe_", "_mean_shift", U::Plain, D::Lower, false, by),
+      family("probe_", "_var_ratio", U::Plain, D::None, false, by),  // 1 is ideal: neither side is better
+  };
+}
+
+// The metrics of metrics.cpp's table, all shares of samples or decisions (higher is better).
+std::vector<FigureDef> task_metric_figures() {
+  std::vector<FigureDef> out;
+  for (const char* m : {"accuracy", "macro_f1", "top3", "top5", "top10", "ebf", "micro_f1"}) out.push_back(task_metric(m));
+  return out;
+}
+
+bool same_definition(const FigureDef& a, const FigureDef& b) {
+  return a.name == b.name && a.unit == b.unit && a.direction == b.direction && a.exact_on_cpu == b.exact_on_cpu &&
+         a.suffix == b.suffix && a.family == b.family && a.task_metric == b.task_metric;
+}
+
+struct Catalogue {
+  std::mutex mutex;
+  std::deque<FigureDef> figures;  // a deque: pointers handed out stay valid as figures are declared
+  Catalogue() {
+    for (auto* list : {&runner_figures, &model_figures, &variant_figures, &task_metric_figures})
+      for (FigureDef& f : (*list)()) add(std::move(f));
+  }
+  void add(FigureDef f) {
+    for (const FigureDef& g : figures)
+      if (g.name == f.name && g.suffix == f.suffix && g.task_metric == f.task_metric) {
+        if (same_definition(g, f)) return;
+        throw std::logic_error("figure '" + f.name + f.suffix + "' is declared twice, differently (by " + g.recorded_by +
+                               " and by " + f.recorded_by + ")");
+      }
+    figures.push_back(std::move(f));
+  }
+};
+
+Catalogue& catalogue() {
+  static Catalogue c;
+  return c;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+const FigureDef* find_plain(std::string_view name, bool as_task_metric) {
+  for (const FigureDef& f : catalogue().figures) {
+    if (f.task_metric != as_task_metric) continue;
+    if (!f.family && f.name == name) return &f;
+    if (f.family && name.size() > f.name.size() + f.suffix.size() && name.substr(0, f.name.size()) == f.name &&
+        ends_with(name, f.suffix))
+      return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const char* direction_name(Direction d) {
+  switch (d) {
+    case Direction::Higher: return "higher";
+    case Direction::Lower: return "lower";
+    case Direction::None: break;
+  }
+  return "none";
+}
+
+const char* unit_name(FigureUnit u) {
+  switch (u) {
+    case FigureUnit::Count: return "count";
+    case FigureUnit::Bytes: return "bytes";
+    case FigureUnit::Seconds: return "seconds";
+    case FigureUnit::Rate: return "1/s";
+    case FigureUnit::Plain: break;
+  }
+  return "";
+}
+
+void declare_figure(FigureDef def) {
+  Catalogue& c = catalogue();
+  const std::lock_guard<std::mutex> lock(c.mutex);
+  c.add(std::move(def));
+}
+
+const FigureDef* find_figure(std::string_view name) {
+  Catalogue& c = catalogue();
+  const std::lock_guard<std::mutex> lock(c.mutex);
+  // "variant.<v>.<rest>": the variant's own record of <rest>.
+  if (name.substr(0, 8) == "variant.") {
+    const auto dot = name.find('.', 8);
+    if (dot == std::string_view::npos) return nullptr;
+    name.remove_prefix(dot + 1);
+  }
+  if (const FigureDef* f = find_plain(name, false)) return f;
+  if (name.substr(0, 5) == "eval_") return find_plain(name.substr(5), true);
+  return nullptr;
+}
+
+Direction figure_direction(std::string_view name) {
+  const FigureDef* f = find_figure(name);
+  return f ? f->direction : Direction::None;
+}
+
+std::vector<FigureDef> all_figures() {
+  Catalogue& c = catalogue();
+  const std::lock_guard<std::mutex> lock(c.mutex);
+  return {c.figures.begin(), c.figures.end()};
+}
+
+}  // namespace lrb
