@@ -340,24 +340,15 @@ void judge_studies(Analysis& a, const ReportInput& input, const ClaimSettings& c
   }
 }
 
-}  // namespace
-
-Analysis analyse(const ReportInput& input, const ReportOptions& options) {
-  if (!(options.alpha > 0 && options.alpha < 1)) throw UserError("--alpha must lie in (0, 1)");
-  if (options.bootstrap.resamples < 100) throw UserError("--resamples must be at least 100");
-  Analysis a;
-  a.options = options;
-  a.bad = input.bad;
-  a.skipped = input.skipped;
-  a.sources = input.sources;
-  a.runs = input.runs.size();
+// Each cell's values summarised (the bootstraps of all cells at once, sharing draws: most
+// of a large report's time), then the units ranked.
+void summarise_cells(Analysis& a, const ReportInput& input, const ReportOptions& options) {
   for (auto& c : group_cells(input.runs, options.metric)) {
     CellResult r;
     r.higher_is_better = higher_is_better(c.metric);
     r.cell = std::move(c);
     a.cells.push_back(std::move(r));
   }
-  // The bootstraps are most of a large report's time: all cells' at once, sharing draws.
   std::vector<std::vector<double>> cell_values(a.cells.size());
   for (std::size_t i = 0; i < a.cells.size(); ++i) cell_values[i] = plain(a.cells[i].cell.values);
   std::vector<stats::BootstrapInterval> cell_bootstraps = stats::bootstrap_means(cell_values, options.bootstrap);
@@ -369,9 +360,14 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
   });
   a.units = make_units(a.cells);
   for (auto& u : a.units) rank_unit(u, a.cells, options);
+}
 
+// The comparisons of each unit (against the baseline, or every pair once, the better-ranked
+// first: differences read "how much better"), grouped into tasks; each comparison's test
+// settings in `settings`. A --baseline found in no unit is a user error.
+std::vector<stats::PairedSettings> plan_comparisons(Analysis& a, const ReportOptions& options) {
   bool baseline_found = false;
-  std::vector<stats::PairedSettings> comparison_settings;  // of a.comparisons[k]
+  std::vector<stats::PairedSettings> settings;  // of a.comparisons[k]
   for (std::size_t u = 0; u < a.units.size(); ++u) {
     Unit& unit = a.units[u];
     if (a.tasks.empty() || a.tasks.back().task != unit.task) {
@@ -386,12 +382,12 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
     stats::PairedSettings ps;
     ps.bootstrap = options.bootstrap;
     ps.higher_is_better = task.higher_is_better;
-    auto compare = [&](std::size_t i, std::size_t j) {
+    const auto compare = [&](std::size_t i, std::size_t j) {
+      settings.push_back(ps);
+      task.comparisons.push_back(a.comparisons.size());
       ComparisonResult c;
       c.a = i;
       c.b = j;
-      comparison_settings.push_back(ps);  // compared below, all pairs at once
-      task.comparisons.push_back(a.comparisons.size());
       a.comparisons.push_back(std::move(c));
     };
     if (!options.baseline.empty()) {
@@ -401,12 +397,21 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
       for (std::size_t i : unit.cells)
         if (i != *unit.baseline) compare(i, *unit.baseline);
     } else {
-      // Every pair once, the better-ranked first: differences read "how much better".
       for (std::size_t x = 0; x < unit.cells.size(); ++x)
         for (std::size_t y = x + 1; y < unit.cells.size(); ++y) compare(unit.cells[x], unit.cells[y]);
     }
   }
-  // Pairings first, then every comparison's bootstrap at once (sharing draws), then the tests.
+  if (!options.baseline.empty() && !baseline_found) {
+    std::set<std::string> names;
+    for (const auto& c : a.cells) names.insert(c.cell.entrant);
+    throw UserError("--baseline '" + options.baseline + "' is not a model of these results" +
+                    suggestion(options.baseline, std::vector<std::string>(names.begin(), names.end())));
+  }
+  return settings;
+}
+
+// Pairings first, then every comparison's bootstrap at once (sharing draws), then the tests.
+void run_comparisons(Analysis& a, const std::vector<stats::PairedSettings>& settings, const ReportOptions& options) {
   std::vector<stats::SeedValues> values_by_seed(a.cells.size());  // each cell's once, not once per comparison
   parallel_for(a.cells.size(), [&](std::size_t i) { values_by_seed[i] = seed_values(a.cells[i].cell); });
   std::vector<stats::SeedPairing> pairings(a.comparisons.size());
@@ -418,15 +423,12 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
   for (const auto& p : pairings) differences.push_back(p.differences);
   std::vector<stats::BootstrapInterval> paired_bootstraps = stats::bootstrap_means(differences, options.bootstrap);
   parallel_for(a.comparisons.size(), [&](std::size_t k) {
-    a.comparisons[k].paired =
-        stats::compare_paired(std::move(pairings[k]), std::move(paired_bootstraps[k]), comparison_settings[k]);
+    a.comparisons[k].paired = stats::compare_paired(std::move(pairings[k]), std::move(paired_bootstraps[k]), settings[k]);
   });
-  if (!options.baseline.empty() && !baseline_found) {
-    std::set<std::string> names;
-    for (const auto& c : a.cells) names.insert(c.cell.entrant);
-    throw UserError("--baseline '" + options.baseline + "' is not a model of these results" +
-                    suggestion(options.baseline, std::vector<std::string>(names.begin(), names.end())));
-  }
+}
+
+// Per task: the multiple-testing family, the scaling fits and the warnings.
+void finish_tasks(Analysis& a, const ReportOptions& options) {
   for (auto& t : a.tasks) {
     adjust_family(a.comparisons, t.comparisons, options);
     fit_scaling(a, t);
@@ -437,6 +439,22 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
           t.warnings.push_back(a.units[u].label + ": no runs of the baseline '" + options.baseline + "'; nothing compared there");
     a.warnings.insert(a.warnings.end(), t.warnings.begin(), t.warnings.end());
   }
+}
+
+}  // namespace
+
+Analysis analyse(const ReportInput& input, const ReportOptions& options) {
+  if (!(options.alpha > 0 && options.alpha < 1)) throw UserError("--alpha must lie in (0, 1)");
+  if (options.bootstrap.resamples < 100) throw UserError("--resamples must be at least 100");
+  Analysis a;
+  a.options = options;
+  a.bad = input.bad;
+  a.skipped = input.skipped;
+  a.sources = input.sources;
+  a.runs = input.runs.size();
+  summarise_cells(a, input, options);
+  run_comparisons(a, plan_comparisons(a, options), options);
+  finish_tasks(a, options);
   rank_overall(a);
   ClaimSettings cs;
   cs.alpha = options.alpha;

@@ -131,91 +131,102 @@ double critical(double nominal, double df) {
   return stats::t_critical_two_sided(std::min(nominal, 0.999999), df);
 }
 
-LookTest test_look(const ClaimSpec& c, bool higher_is_better, const LookData& L, double nominal) {
+// A better / not-worse claim at one look: the repeated t interval of the paired differences
+// against the threshold.
+LookTest test_paired_look(const ClaimSpec& c, bool higher_is_better, const LookData& L, double nominal) {
   LookTest t;
-  ClaimResult r;
-  r.claim = c;
-  switch (c.kind) {
-    case ClaimKind::Better:
-    case ClaimKind::NotWorse: {
-      std::vector<double> diff(L.n);
-      for (std::size_t i = 0; i < L.n; ++i) diff[i] = L.a[i] - L.b[i];
-      const double m = stats::mean(diff);
-      t.estimate = m;
-      const double sd = L.n >= 2 ? stats::sample_std(diff) : 0.0;
-      t.sd = sd;
-      const double half = sd == 0 ? 0.0 : critical(nominal, static_cast<double>(L.n - 1)) * sd / std::sqrt(static_cast<double>(L.n));
-      t.interval = stats::Interval{m - half, m + half};
-      const double thr = paired_threshold(c, higher_is_better);
-      if (L.n >= 1 && std::all_of(diff.begin(), diff.end(), [thr](double d) { return d - thr == 0.0; })) {
-        t.interval = stats::Interval{thr, thr};
-        auto edge = decide_on_the_edge(c, L.exact);
-        t.verdict = edge.verdict;
-        t.why = std::move(edge.why);
-        return t;
-      }
-      // Strictly beyond the threshold: an interval touching it decides nothing.
-      const bool above = t.interval->lo > thr, below = t.interval->hi < thr;
-      if ((higher_is_better && above) || (!higher_is_better && below)) {
-        t.verdict = Verdict::Supported;
-        t.why = "the repeated interval lies wholly on the claimed side";
-      } else if ((higher_is_better && below) || (!higher_is_better && above)) {
-        t.verdict = Verdict::Refuted;
-        t.why = "the repeated interval lies wholly on the other side";
-      } else {
-        t.why = "the repeated interval straddles the threshold";
-      }
-      return t;
-    }
-    case ClaimKind::Ratio: {
-      const double mb = stats::mean(L.b);
-      if (mb == 0) {
-        t.why = "mean(B) is 0: the ratio is undefined";
-        return t;
-      }
-      t.estimate = stats::mean(L.a) / mb;
-      const double crit = L.n >= 2 ? critical(nominal, static_cast<double>(L.n - 1)) : std::numeric_limits<double>::infinity();
-      std::optional<stats::Interval> ci = L.exact && L.n >= 1 ? stats::Interval{*t.estimate, *t.estimate}
-                                                              : stats::fieller_paired_ratio(L.a, L.b, crit);
-      if (!ci) {
-        t.why = "Fieller's interval is unbounded at this look's level (mean(B) is not yet clear of 0)";
-        return t;
-      }
-      t.interval = ci;
-      decide_region(r, ci->lo, ci->hi, c.at_least, c.at_most);
-      t.verdict = r.verdict;
-      t.why = r.why;
-      return t;
-    }
-    case ClaimKind::Scaling: {
-      std::set<double> xs(L.x.begin(), L.x.end());
-      for (double v : L.y)
-        if (!(v > 0)) {
-          t.why = "a value is not positive; a log-log fit needs positive values";
-          return t;
-        }
-      if (xs.size() < 2) {
-        t.why = "values at fewer than 2 lengths";
-        return t;
-      }
-      // The slope's t interval at the nominal level: fit once for the estimate and its
-      // standard error, then widen by the look's critical t.
-      const stats::LineFit f = stats::fit_power_law(L.x, L.y, 0.95);
-      t.estimate = f.slope;
-      if (!f.slope_stderr) {
-        t.why = "too few points for an interval";
-        return t;
-      }
-      const double se = *f.slope_stderr;
-      const double half = se == 0 ? 0.0 : critical(nominal, static_cast<double>(L.n - 2)) * se;
-      t.interval = stats::Interval{f.slope - half, f.slope + half};
-      decide_region(r, t.interval->lo, t.interval->hi, c.slope_lo, c.slope_hi);
-      t.verdict = r.verdict;
-      t.why = r.why;
-      return t;
-    }
+  std::vector<double> diff(L.n);
+  for (std::size_t i = 0; i < L.n; ++i) diff[i] = L.a[i] - L.b[i];
+  const double m = stats::mean(diff);
+  t.estimate = m;
+  const double sd = L.n >= 2 ? stats::sample_std(diff) : 0.0;
+  t.sd = sd;
+  const double half = sd == 0 ? 0.0 : critical(nominal, static_cast<double>(L.n - 1)) * sd / std::sqrt(static_cast<double>(L.n));
+  t.interval = stats::Interval{m - half, m + half};
+  const double thr = paired_threshold(c, higher_is_better);
+  if (L.n >= 1 && std::all_of(diff.begin(), diff.end(), [thr](double d) { return d - thr == 0.0; })) {
+    t.interval = stats::Interval{thr, thr};
+    auto edge = decide_on_the_edge(c, L.exact);
+    t.verdict = edge.verdict;
+    t.why = std::move(edge.why);
+    return t;
+  }
+  // Strictly beyond the threshold: an interval touching it decides nothing.
+  const bool above = t.interval->lo > thr, below = t.interval->hi < thr;
+  if ((higher_is_better && above) || (!higher_is_better && below)) {
+    t.verdict = Verdict::Supported;
+    t.why = "the repeated interval lies wholly on the claimed side";
+  } else if ((higher_is_better && below) || (!higher_is_better && above)) {
+    t.verdict = Verdict::Refuted;
+    t.why = "the repeated interval lies wholly on the other side";
+  } else {
+    t.why = "the repeated interval straddles the threshold";
   }
   return t;
+}
+
+// A ratio claim at one look: Fieller's interval of mean(A) / mean(B) (a point for an exact figure).
+LookTest test_ratio_look(const ClaimSpec& c, const LookData& L, double nominal) {
+  LookTest t;
+  const double mb = stats::mean(L.b);
+  if (mb == 0) {
+    t.why = "mean(B) is 0: the ratio is undefined";
+    return t;
+  }
+  t.estimate = stats::mean(L.a) / mb;
+  const double crit = L.n >= 2 ? critical(nominal, static_cast<double>(L.n - 1)) : std::numeric_limits<double>::infinity();
+  std::optional<stats::Interval> ci = L.exact && L.n >= 1 ? stats::Interval{*t.estimate, *t.estimate}
+                                                          : stats::fieller_paired_ratio(L.a, L.b, crit);
+  if (!ci) {
+    t.why = "Fieller's interval is unbounded at this look's level (mean(B) is not yet clear of 0)";
+    return t;
+  }
+  t.interval = ci;
+  ClaimResult r;
+  decide_region(r, ci->lo, ci->hi, c.at_least, c.at_most);
+  t.verdict = r.verdict;
+  t.why = r.why;
+  return t;
+}
+
+// A scaling claim at one look: the log-log slope's t interval, widened to the look's level.
+LookTest test_scaling_look(const ClaimSpec& c, const LookData& L, double nominal) {
+  LookTest t;
+  std::set<double> xs(L.x.begin(), L.x.end());
+  for (double v : L.y)
+    if (!(v > 0)) {
+      t.why = "a value is not positive; a log-log fit needs positive values";
+      return t;
+    }
+  if (xs.size() < 2) {
+    t.why = "values at fewer than 2 lengths";
+    return t;
+  }
+  // Fit once for the estimate and its standard error, then widen by the look's critical t.
+  const stats::LineFit f = stats::fit_power_law(L.x, L.y, 0.95);
+  t.estimate = f.slope;
+  if (!f.slope_stderr) {
+    t.why = "too few points for an interval";
+    return t;
+  }
+  const double se = *f.slope_stderr;
+  const double half = se == 0 ? 0.0 : critical(nominal, static_cast<double>(L.n - 2)) * se;
+  t.interval = stats::Interval{f.slope - half, f.slope + half};
+  ClaimResult r;
+  decide_region(r, t.interval->lo, t.interval->hi, c.slope_lo, c.slope_hi);
+  t.verdict = r.verdict;
+  t.why = r.why;
+  return t;
+}
+
+LookTest test_look(const ClaimSpec& c, bool higher_is_better, const LookData& L, double nominal) {
+  switch (c.kind) {
+    case ClaimKind::Better:
+    case ClaimKind::NotWorse: return test_paired_look(c, higher_is_better, L, nominal);
+    case ClaimKind::Ratio: return test_ratio_look(c, L, nominal);
+    case ClaimKind::Scaling: return test_scaling_look(c, L, nominal);
+  }
+  return {};
 }
 
 bool testable(const ClaimSpec& c, const LookData& L) {

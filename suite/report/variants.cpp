@@ -137,93 +137,105 @@ std::vector<VariantGroup> analyse_variants(const std::vector<RunRecord>& runs) {
   return out;
 }
 
+namespace {
+
+// The variants' task metric: mean ± std over runs and the paired difference to the runs as trained.
+Table variant_metric_table(const VariantGroup& g, const std::string& task, const std::string& id) {
+  const std::string m = display_metric(g.metric);
+  Table acc;
+  acc.id = id + "-" + m;
+  acc.title = fmt::format("{} — {}: evaluation variants, {} (same weights, paired by run)", task, g.label, m);
+  acc.columns = {"variant", "settings", m + " mean ± std", "Δ vs as trained", "95% CI (t)", "n"};
+  json all = json::array();
+  for (const auto& r : g.rows) all.push_back({{"settings", r.settings}});
+  for (const auto& r : g.rows) {
+    std::vector<TableCell> row = {cell(r.name), cell(settings_label(r.settings, all))};
+    if (r.metric.empty()) {
+      row.push_back(cell("–"));
+    } else {
+      const double mean = *mean_of(r.metric);
+      double sd = 0;
+      for (double x : r.metric) sd += (x - mean) * (x - mean);
+      sd = r.metric.size() > 1 ? std::sqrt(sd / static_cast<double>(r.metric.size() - 1)) : 0;
+      row.push_back(number(mean, fmt::format("{} ± {}", format_value(mean), r.metric.size() > 1 ? format_value(sd) : "–")));
+    }
+    if (r.delta.empty()) row.push_back(cell("–"));
+    else row.push_back(number(*mean_of(r.delta), format_signed(*mean_of(r.delta))));
+    row.push_back(r.delta_ci ? cell(fmt::format("[{}, {}]", format_signed(r.delta_ci->lo), format_signed(r.delta_ci->hi))) : cell("–"));
+    row.push_back(number(static_cast<double>(r.metric.size()), std::to_string(r.metric.size())));
+    acc.rows.push_back(std::move(row));
+  }
+  acc.notes.push_back("after training, each run's weights evaluated again under each variant's inference settings on the same "
+                      "evaluation split; Δ = variant − the same run as trained, per run; the interval is the t interval over runs");
+  return acc;
+}
+
+// Inference memory and throughput per variant and batch size.
+Table variant_cost_table(const VariantGroup& g, const std::string& task, const std::string& id) {
+  Table cost;
+  cost.id = id + "-cost";
+  cost.title = fmt::format("{} — {}: evaluation variants, inference memory and throughput", task, g.label);
+  cost.columns = {"variant"};
+  for (const auto& c : g.rows.front().cost) {
+    cost.columns.push_back(fmt::format("peak memory (batch {})", c.batch));
+    cost.columns.push_back(fmt::format("samples/s (batch {}), median [IQR]", c.batch));
+  }
+  for (const auto& r : g.rows) {
+    std::vector<TableCell> row = {cell(r.name)};
+    for (const auto& c : r.cost) {
+      row.push_back(c.peak_bytes ? number(*c.peak_bytes, format_bytes(*c.peak_bytes)) : cell("–"));
+      if (c.samples_per_s.empty()) {
+        row.push_back(cell("–"));
+      } else {
+        const double med = stats::quantile(c.samples_per_s, 0.5);
+        row.push_back(number(med, fmt::format("{} [{}, {}]", format_rate(med), format_rate(stats::quantile(c.samples_per_s, 0.25)),
+                                              format_rate(stats::quantile(c.samples_per_s, 0.75)))));
+      }
+    }
+    cost.rows.push_back(std::move(row));
+  }
+  cost.notes.push_back(fmt::format(
+      "peak memory: what one forward pass allocates above what was live before it (activations), median over {} run(s); "
+      "samples/s: batch / seconds of one forward pass, over every timed repeat of every run (variants take turns within each repeat)",
+      g.runs));
+  return cost;
+}
+
+// Activations at the probe points against the model as trained.
+Table variant_probe_table(const VariantGroup& g, const std::string& task, const std::string& id) {
+  Table shift;
+  shift.id = id + "-probes";
+  shift.title = fmt::format("{} — {}: evaluation variants, activations at the probe points against the model as trained", task, g.label);
+  shift.columns = {"variant"};
+  for (const auto& p : g.rows.front().probes) {
+    shift.columns.push_back(p.name + " cosine");
+    shift.columns.push_back(p.name + " mean shift");
+    shift.columns.push_back(p.name + " variance ratio");
+  }
+  for (const auto& r : g.rows) {
+    std::vector<TableCell> row = {cell(r.name)};
+    for (const auto& p : r.probes)
+      for (const auto& v : {p.cosine, p.mean_shift, p.var_ratio})
+        row.push_back(v ? number(*v, fmt::format("{:.4f}", *v)) : cell("–"));
+    shift.rows.push_back(std::move(row));
+  }
+  shift.notes.push_back("cosine: per token, between the variant's activations and those of the same weights as trained on the same "
+                        "batch; mean shift: mean over channels of |Δ channel mean|, in units of the as-trained spread (square root "
+                        "of the mean channel variance); variance ratio: mean channel variance over the as-trained one; means over runs");
+  return shift;
+}
+
+}  // namespace
+
 std::vector<Table> variant_tables(const std::vector<VariantGroup>& groups, const std::string& task) {
   std::vector<Table> out;
   std::size_t k = 0;
   for (const auto& g : groups) {
     if (g.task != task) continue;
-    ++k;
-    const std::string id = fmt::format("variants-{}-{}", task, k);
-    const std::string m = display_metric(g.metric);
-    Table acc;
-    acc.id = id + "-" + m;
-    acc.title = fmt::format("{} — {}: evaluation variants, {} (same weights, paired by run)", task, g.label, m);
-    acc.columns = {"variant", "settings", m + " mean ± std", "Δ vs as trained", "95% CI (t)", "n"};
-    json all = json::array();
-    for (const auto& r : g.rows) all.push_back({{"settings", r.settings}});
-    for (const auto& r : g.rows) {
-      std::vector<TableCell> row = {cell(r.name), cell(settings_label(r.settings, all))};
-      if (r.metric.empty()) {
-        row.push_back(cell("–"));
-      } else {
-        const double mean = *mean_of(r.metric);
-        double sd = 0;
-        for (double x : r.metric) sd += (x - mean) * (x - mean);
-        sd = r.metric.size() > 1 ? std::sqrt(sd / static_cast<double>(r.metric.size() - 1)) : 0;
-        row.push_back(number(mean, fmt::format("{} ± {}", format_value(mean), r.metric.size() > 1 ? format_value(sd) : "–")));
-      }
-      if (r.delta.empty()) row.push_back(cell("–"));
-      else row.push_back(number(*mean_of(r.delta), format_signed(*mean_of(r.delta))));
-      row.push_back(r.delta_ci ? cell(fmt::format("[{}, {}]", format_signed(r.delta_ci->lo), format_signed(r.delta_ci->hi))) : cell("–"));
-      row.push_back(number(static_cast<double>(r.metric.size()), std::to_string(r.metric.size())));
-      acc.rows.push_back(std::move(row));
-    }
-    acc.notes.push_back("after training, each run's weights evaluated again under each variant's inference settings on the same "
-                        "evaluation split; Δ = variant − the same run as trained, per run; the interval is the t interval over runs");
-    out.push_back(std::move(acc));
-
-    if (!g.rows.empty() && !g.rows.front().cost.empty()) {
-      Table cost;
-      cost.id = id + "-cost";
-      cost.title = fmt::format("{} — {}: evaluation variants, inference memory and throughput", task, g.label);
-      cost.columns = {"variant"};
-      for (const auto& c : g.rows.front().cost) {
-        cost.columns.push_back(fmt::format("peak memory (batch {})", c.batch));
-        cost.columns.push_back(fmt::format("samples/s (batch {}), median [IQR]", c.batch));
-      }
-      for (const auto& r : g.rows) {
-        std::vector<TableCell> row = {cell(r.name)};
-        for (const auto& c : r.cost) {
-          row.push_back(c.peak_bytes ? number(*c.peak_bytes, format_bytes(*c.peak_bytes)) : cell("–"));
-          if (c.samples_per_s.empty()) {
-            row.push_back(cell("–"));
-          } else {
-            const double med = stats::quantile(c.samples_per_s, 0.5);
-            row.push_back(number(med, fmt::format("{} [{}, {}]", format_rate(med), format_rate(stats::quantile(c.samples_per_s, 0.25)),
-                                                  format_rate(stats::quantile(c.samples_per_s, 0.75)))));
-          }
-        }
-        cost.rows.push_back(std::move(row));
-      }
-      cost.notes.push_back(fmt::format(
-          "peak memory: what one forward pass allocates above what was live before it (activations), median over {} run(s); "
-          "samples/s: batch / seconds of one forward pass, over every timed repeat of every run (variants take turns within each repeat)",
-          g.runs));
-      out.push_back(std::move(cost));
-    }
-
-    if (!g.rows.empty() && !g.rows.front().probes.empty()) {
-      Table shift;
-      shift.id = id + "-probes";
-      shift.title = fmt::format("{} — {}: evaluation variants, activations at the probe points against the model as trained", task, g.label);
-      shift.columns = {"variant"};
-      for (const auto& p : g.rows.front().probes) {
-        shift.columns.push_back(p.name + " cosine");
-        shift.columns.push_back(p.name + " mean shift");
-        shift.columns.push_back(p.name + " variance ratio");
-      }
-      for (const auto& r : g.rows) {
-        std::vector<TableCell> row = {cell(r.name)};
-        for (const auto& p : r.probes)
-          for (const auto& v : {p.cosine, p.mean_shift, p.var_ratio})
-            row.push_back(v ? number(*v, fmt::format("{:.4f}", *v)) : cell("–"));
-        shift.rows.push_back(std::move(row));
-      }
-      shift.notes.push_back("cosine: per token, between the variant's activations and those of the same weights as trained on the same "
-                            "batch; mean shift: mean over channels of |Δ channel mean|, in units of the as-trained spread (square root "
-                            "of the mean channel variance); variance ratio: mean channel variance over the as-trained one; means over runs");
-      out.push_back(std::move(shift));
-    }
+    const std::string id = fmt::format("variants-{}-{}", task, ++k);
+    out.push_back(variant_metric_table(g, task, id));
+    if (!g.rows.empty() && !g.rows.front().cost.empty()) out.push_back(variant_cost_table(g, task, id));
+    if (!g.rows.empty() && !g.rows.front().probes.empty()) out.push_back(variant_probe_table(g, task, id));
   }
   return out;
 }

@@ -56,68 +56,81 @@ at::Tensor loss_of(const at::Tensor& logits, const at::Tensor& y, bool multilabe
   return at::cross_entropy_loss(logits, y);
 }
 
-}  // namespace
+// The [evaluate] variants of one run: names, settings, the metric prefix of each.
+struct Variants {
+  const json& list;
+  Model& model;
+  std::size_t size() const { return list.size(); }
+  std::string name(std::size_t v) const { return list[v].at("name").get<std::string>(); }
+  std::string prefix(std::size_t v) const { return "variant." + name(v) + "."; }
+  void use(std::size_t v) const { model.set_inference(list[v].at("settings")); }
+};
 
-void evaluate_variants(Model& model, const VariantEvalInput& in, RunRecord& record) {
-  const json& variants = in.evaluate.at("variants");
-  const bool probes = in.evaluate.value("probes", true);
-  const std::size_t V = variants.size();
-  auto name_of = [&](std::size_t v) { return variants[v].at("name").get<std::string>(); };
-  auto use = [&](std::size_t v) { model.set_inference(variants[v].at("settings")); };
-  auto prefix = [&](std::size_t v) { return "variant." + name_of(v) + "."; };
-  model.eval();
-  at::NoGradGuard no_grad;
+// One pass over the evaluation split: the model as trained (for the probes), then each variant.
+struct EvalPass {
+  std::vector<std::vector<at::Tensor>> logits;      // per variant, per batch
+  std::map<std::string, ChannelStats> reference;    // per probe, the model as trained
+  std::vector<std::map<std::string, ProbeAcc>> probed;  // per variant, per probe
+  std::vector<std::string> probe_names;             // in the model's order
+};
 
-  // One pass over the evaluation split: the model as trained (for the probes), then each variant.
-  std::vector<std::vector<at::Tensor>> logits(V);
-  std::map<std::string, ChannelStats> reference;
-  std::vector<std::map<std::string, ProbeAcc>> probed(V);
-  std::vector<std::string> probe_names;
+void probe_against(const std::vector<std::pair<std::string, at::Tensor>>& ref, const Model& model,
+                   std::map<std::string, ProbeAcc>& probed) {
+  const auto got = model.probes();
+  LRB_CHECK(got.size() == ref.size(), "a model's probe points do not depend on its inference setting");
+  for (std::size_t p = 0; p < got.size(); ++p) {
+    LRB_CHECK(got[p].first == ref[p].first && got[p].second.sizes() == ref[p].second.sizes(),
+              "probes of every inference setting have the shape of the model's as trained");
+    ProbeAcc& acc = probed[got[p].first];
+    acc.stats.add(got[p].second);
+    const at::Tensor cos = at::cosine_similarity(got[p].second.to(at::kDouble), ref[p].second.to(at::kDouble), -1, 1e-12);
+    acc.cosine_sum += cos.sum().item<double>();
+    acc.tokens += static_cast<double>(cos.numel());
+  }
+}
+
+EvalPass evaluation_pass(const Variants& variants, const VariantEvalInput& in, bool probes) {
+  EvalPass pass;
+  pass.logits.resize(variants.size());
+  pass.probed.resize(variants.size());
   const std::int64_t n = in.eval.size();
-  model.set_probing(probes);
+  variants.model.set_probing(probes);
   for (std::int64_t start = 0; start < n; start += in.batch_size) {
     in.check_stop();
     const at::Tensor x = in.eval.x.narrow(0, start, std::min(in.batch_size, n - start)).to(in.device);
     std::vector<std::pair<std::string, at::Tensor>> ref;
     if (probes) {
-      model.set_inference(json::object());
-      model.forward(x);
-      ref = model.probes();
+      variants.model.set_inference(json::object());
+      variants.model.forward(x);
+      ref = variants.model.probes();
       for (const auto& [name, t] : ref) {
-        if (start == 0) probe_names.push_back(name);
-        reference[name].add(t);
+        if (start == 0) pass.probe_names.push_back(name);
+        pass.reference[name].add(t);
       }
     }
-    for (std::size_t v = 0; v < V; ++v) {
-      use(v);
-      logits[v].push_back(model.forward(x).to(at::kCPU));
-      if (!probes) continue;
-      const auto got = model.probes();
-      LRB_CHECK(got.size() == ref.size(), "a model's probe points do not depend on its inference setting");
-      for (std::size_t p = 0; p < got.size(); ++p) {
-        LRB_CHECK(got[p].first == ref[p].first && got[p].second.sizes() == ref[p].second.sizes(),
-                  "probes of every inference setting have the shape of the model's as trained");
-        ProbeAcc& acc = probed[v][got[p].first];
-        acc.stats.add(got[p].second);
-        const at::Tensor cos = at::cosine_similarity(got[p].second.to(at::kDouble), ref[p].second.to(at::kDouble), -1, 1e-12);
-        acc.cosine_sum += cos.sum().item<double>();
-        acc.tokens += static_cast<double>(cos.numel());
-      }
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      variants.use(v);
+      pass.logits[v].push_back(variants.model.forward(x).to(at::kCPU));
+      if (probes) probe_against(ref, variants.model, pass.probed[v]);
     }
   }
-  model.set_probing(false);
+  variants.model.set_probing(false);
+  return pass;
+}
 
+// Each variant's loss and task metrics, and its probes against the model as trained.
+void record_quality(const Variants& variants, const EvalPass& pass, const VariantEvalInput& in, RunRecord& record) {
   auto& m = record.metrics;
   auto& c = record.curves;
-  for (std::size_t v = 0; v < V; ++v) {
-    const at::Tensor all = at::cat(logits[v]);
-    m[prefix(v) + "eval_loss"] = loss_of(all, in.eval.y, in.task.multilabel).item<double>();
-    for (const auto& name : in.task.metrics) m[prefix(v) + "eval_" + name] = compute_metric(name, all, in.eval.y);
-    for (const auto& probe : probe_names) {
-      const ChannelStats& r = reference.at(probe);
-      const ProbeAcc& a = probed[v].at(probe);
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    const at::Tensor all = at::cat(pass.logits[v]);
+    m[variants.prefix(v) + "eval_loss"] = loss_of(all, in.eval.y, in.task.multilabel).item<double>();
+    for (const auto& name : in.task.metrics) m[variants.prefix(v) + "eval_" + name] = compute_metric(name, all, in.eval.y);
+    for (const auto& probe : pass.probe_names) {
+      const ChannelStats& r = pass.reference.at(probe);
+      const ProbeAcc& a = pass.probed[v].at(probe);
       const at::Tensor mr = r.mean(), vr = r.var(), mv = a.stats.mean(), vv = a.stats.var();
-      const std::string p = prefix(v) + "probe_" + probe;
+      const std::string p = variants.prefix(v) + "probe_" + probe;
       m[p + "_cosine"] = a.cosine_sum / a.tokens;
       // Shifts in units of the as-trained spread, averaged over channels (dead channels, of
       // zero variance, cannot blow them up).
@@ -128,54 +141,64 @@ void evaluate_variants(Model& model, const VariantEvalInput& in, RunRecord& reco
       c[p + "_channel_var"] = to_vector(vv);
     }
   }
-  for (const auto& probe : probe_names) {
-    c["probe_" + probe + "_channel_mean"] = to_vector(reference.at(probe).mean());
-    c["probe_" + probe + "_channel_var"] = to_vector(reference.at(probe).var());
+  for (const auto& probe : pass.probe_names) {
+    c["probe_" + probe + "_channel_mean"] = to_vector(pass.reference.at(probe).mean());
+    c["probe_" + probe + "_channel_var"] = to_vector(pass.reference.at(probe).var());
   }
+}
 
-  // Inference cost at each batch size; the variants take turns within every repeat.
+// Inference cost at one batch size; the variants take turns within every repeat.
+void record_inference_cost(const Variants& variants, const VariantEvalInput& in, std::int64_t batch, RunRecord& record) {
   const auto repeats = in.evaluate.at("repeats").get<std::int64_t>();
   const auto warmup = in.evaluate.at("warmup").get<std::int64_t>();
-  for (const auto& b : in.evaluate.at("batch_sizes")) {
-    const auto batch = b.get<std::int64_t>();
-    const at::Tensor idx = at::arange(batch, at::kLong).remainder(n);
-    const at::Tensor x = in.eval.x.index_select(0, idx).to(in.device);
-    const std::string tag = "_b" + std::to_string(batch);
-    for (std::size_t v = 0; v < V; ++v) {
-      use(v);
-      for (std::int64_t w = 0; w < warmup; ++w) model.forward(x).to(at::kCPU);
-    }
-    std::vector<std::vector<double>> seconds(V);
-    std::vector<std::int64_t> peak(V, 0);
-    for (std::int64_t rep = 0; rep < repeats; ++rep) {
-      for (std::size_t v = 0; v < V; ++v) {
-        in.check_stop();
-        use(v);
-        reset_device_peak(in.device);
-        PeakScope scope;
-        const auto t0 = std::chrono::steady_clock::now();
-        model.forward(x).to(at::kCPU);  // on an accelerator, the copy waits for the forward
-        seconds[v].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        const std::int64_t device_peak = device_peak_bytes(in.device);
-        peak[v] = std::max(peak[v], device_peak >= 0 ? device_peak : scope.peak_above_base());
-      }
-    }
-    for (std::size_t v = 0; v < V; ++v) {
-      const double med = median(seconds[v]);
-      m[prefix(v) + "infer_seconds" + tag] = med;
-      m[prefix(v) + "infer_samples_per_s" + tag] = static_cast<double>(batch) / med;
-      m[prefix(v) + "infer_peak_bytes" + tag] = static_cast<double>(peak[v]);
-      c[prefix(v) + "infer_seconds" + tag] = seconds[v];
+  const at::Tensor idx = at::arange(batch, at::kLong).remainder(in.eval.size());
+  const at::Tensor x = in.eval.x.index_select(0, idx).to(in.device);
+  const std::string tag = "_b" + std::to_string(batch);
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    variants.use(v);
+    for (std::int64_t w = 0; w < warmup; ++w) variants.model.forward(x).to(at::kCPU);
+  }
+  std::vector<std::vector<double>> seconds(variants.size());
+  std::vector<std::int64_t> peak(variants.size(), 0);
+  for (std::int64_t rep = 0; rep < repeats; ++rep) {
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      in.check_stop();
+      variants.use(v);
+      reset_device_peak(in.device);
+      PeakScope scope;
+      const auto t0 = std::chrono::steady_clock::now();
+      variants.model.forward(x).to(at::kCPU);  // on an accelerator, the copy waits for the forward
+      seconds[v].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      const std::int64_t device_peak = device_peak_bytes(in.device);
+      peak[v] = std::max(peak[v], device_peak >= 0 ? device_peak : scope.peak_above_base());
     }
   }
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    const double med = median(seconds[v]);
+    record.metrics[variants.prefix(v) + "infer_seconds" + tag] = med;
+    record.metrics[variants.prefix(v) + "infer_samples_per_s" + tag] = static_cast<double>(batch) / med;
+    record.metrics[variants.prefix(v) + "infer_peak_bytes" + tag] = static_cast<double>(peak[v]);
+    record.curves[variants.prefix(v) + "infer_seconds" + tag] = seconds[v];
+  }
+}
+
+}  // namespace
+
+void evaluate_variants(Model& model, const VariantEvalInput& in, RunRecord& record) {
+  const Variants variants{in.evaluate.at("variants"), model};
+  model.eval();
+  at::NoGradGuard no_grad;
+  const EvalPass pass = evaluation_pass(variants, in, in.evaluate.value("probes", true));
+  record_quality(variants, pass, in, record);
+  for (const auto& b : in.evaluate.at("batch_sizes")) record_inference_cost(variants, in, b.get<std::int64_t>(), record);
 
   json recs = json::object();
-  for (std::size_t v = 0; v < V; ++v) {
-    use(v);
-    recs[name_of(v)] = {{"settings", variants[v].at("settings")}, {"model", model.records()}};
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    variants.use(v);
+    recs[variants.name(v)] = {{"settings", variants.list[v].at("settings")}, {"model", model.records()}};
   }
   record.records["variants"] = recs;
-  record.records["probes"] = probe_names;  // in the model's order (metric names sort them)
+  record.records["probes"] = pass.probe_names;  // in the model's order (metric names sort them)
   model.set_inference(json::object());
 }
 

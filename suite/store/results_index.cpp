@@ -287,6 +287,55 @@ std::optional<FileSignature> signature_at(int folder, const char* name) {
   return s;
 }
 
+namespace {
+
+// The entries still valid, decoded on every core: decoding is most of reading a large folder
+// through its index. One that does not decode stays empty (its file is read).
+std::vector<std::optional<RunRecord>> decode_still_valid(const std::vector<RunFileName>& files,
+                                                         const std::vector<const Entry*>& known_of) {
+  std::vector<std::optional<RunRecord>> decoded(files.size());
+  parallel_for(files.size(), [&](std::size_t i) {
+    const Entry* known = known_of[i];
+    if (known == nullptr || known->sig != *files[i].sig || known->kind != Kind::Run) return;
+    try {
+      decoded[i] = record_from_payload(*known);
+    } catch (const std::exception&) {  // sealed but not decodable (written by a faulty writer)
+    }
+  });
+  return decoded;
+}
+
+// A file new or changed since the index was written, read and checked: its run (or its
+// reason) goes to `out`, and its entry is returned, its payload kept in `payloads`; none
+// for what is not a regular file (or is gone): that is never cached.
+std::optional<Entry> read_fresh(const fs::path& runs, const RunFileName& f, const IndexOptions& options, ResultsScan& out,
+                                IndexRefresh& refresh, std::deque<std::string>& payloads) {
+  ++refresh.read;
+  RunFileCheck check = read_run_file(runs / f.name);
+  Entry e;
+  if (check.valid()) {
+    RunRecord view = index_view(std::move(*check.record));
+    e.status = view.status;
+    e.steps_done = steps_of(view);
+    payloads.push_back(encode_view_payload(view));
+    if (options.records)
+      out.runs.push_back(std::move(view));
+    else
+      ++refresh.runs;
+  } else {
+    e.kind = Kind::Bad;
+    payloads.push_back(check.reason);
+    out.bad.push_back({runs / f.name, check.reason});
+  }
+  if (!f.sig) return std::nullopt;
+  e.name = f.name;
+  e.sig = *f.sig;
+  e.payload = payloads.back();
+  return e;
+}
+
+}  // namespace
+
 ResultsScan scan_runs_indexed(const fs::path& dir, IndexRefresh& refresh, IndexOptions options) {
   ResultsScan out;
   const fs::path runs = ResultsLayout(dir).runs();
@@ -296,21 +345,11 @@ ResultsScan scan_runs_indexed(const fs::path& dir, IndexRefresh& refresh, IndexO
   if (!options.rebuild) old = read_index(dir, refresh.ignored);
   const std::vector<RunFileName> files = list_run_files(runs);
 
-  // The entries still valid, decoded first on every core: decoding is most of reading a
-  // large folder through its index. One that does not decode stays empty (its file is read).
   std::vector<const Entry*> known_of(files.size(), nullptr);
-  std::vector<std::optional<RunRecord>> decoded(files.size());
   for (std::size_t i = 0; i < files.size(); ++i)
     if (old && files[i].sig) known_of[i] = old->find(files[i].name);
-  if (options.records)
-    parallel_for(files.size(), [&](std::size_t i) {
-      const Entry* known = known_of[i];
-      if (known == nullptr || known->sig != *files[i].sig || known->kind != Kind::Run) return;
-      try {
-        decoded[i] = record_from_payload(*known);
-      } catch (const std::exception&) {  // sealed but not decodable (written by a faulty writer)
-      }
-    });
+  std::vector<std::optional<RunRecord>> decoded(files.size());
+  if (options.records) decoded = decode_still_valid(files, known_of);
 
   std::vector<Entry> entries;
   entries.reserve(files.size());
@@ -334,29 +373,8 @@ ResultsScan scan_runs_indexed(const fs::path& dir, IndexRefresh& refresh, IndexO
         out.runs.push_back(std::move(*decoded[i]));
       else
         ++refresh.runs;
-    } else {
-      ++refresh.read;
-      RunFileCheck check = read_run_file(runs / f.name);
-      Entry e;
-      if (check.valid()) {
-        RunRecord view = index_view(std::move(*check.record));
-        e.status = view.status;
-        e.steps_done = steps_of(view);
-        fresh_payloads.push_back(encode_view_payload(view));
-        if (options.records)
-          out.runs.push_back(std::move(view));
-        else
-          ++refresh.runs;
-      } else {
-        e.kind = Kind::Bad;
-        fresh_payloads.push_back(check.reason);
-        out.bad.push_back({runs / f.name, check.reason});
-      }
-      if (!f.sig) continue;  // not a regular file (or gone): never cached
-      e.name = f.name;
-      e.sig = *f.sig;
-      e.payload = fresh_payloads.back();
-      entries.push_back(e);
+    } else if (std::optional<Entry> e = read_fresh(runs, f, options, out, refresh, fresh_payloads)) {
+      entries.push_back(std::move(*e));
     }
   }
   refresh.dropped = old ? old->entries.size() - refresh.reused - replaced : 0;
