@@ -1,6 +1,7 @@
 # `cmake --install build --prefix P` installs:
 #   P/bin/lrbench, P/bin/lrbench-core       the program (the launcher and what it starts;
 #   P/bin/lrbench-results                   for the results commands, the same without LibTorch)
+#   P/bin/lrbench-blas-check                the BLAS check the launcher runs (suite/cli/blas_check.cpp)
 #   P/lib/liblrb_core.a, liblrb_store.a ... the libraries of the folders (cmake/layers.cmake)
 #   P/lib/lrbench/objects/...               the self-registering folders (commands, report
 #                                           formats, kernels, models, tasks) and main():
@@ -29,13 +30,14 @@ foreach(t ${lrb_layer_targets} ${lrb_compiled_layers} lrb_core_usage lrb_plugins
   endif()
 endforeach()
 set_target_properties(lrbench PROPERTIES EXPORT_NAME launcher)
+set_target_properties(lrbench-blas-check PROPERTIES EXPORT_NAME blas_check)
 # An installed lrbench-core finds a LibTorch outside the system's folders (Torch_DIR) where
 # the build found it.
 set_target_properties(lrbench-core PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 
 set(lrb_layer_libraries ${lrb_layer_targets} ${lrb_compiled_layers})
 list(REMOVE_DUPLICATES lrb_layer_libraries)
-install(TARGETS lrb_core_usage ${lrb_layer_libraries} lrb_plugins lrb_main lrb_fmt lrb_spdlog lrb_toml lrbench
+install(TARGETS lrb_core_usage ${lrb_layer_libraries} lrb_plugins lrb_main lrb_fmt lrb_spdlog lrb_toml lrbench lrbench-blas-check
   EXPORT lrbenchTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -8,13 +8,16 @@
 #include <torch/version.h>
 
 #include <cstdlib>
+#include <set>
 
 #include "suite/cli/command.h"
+#include "suite/core/cache_folder.h"
 #include "suite/core/environment.h"
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
 #include "suite/core/version.h"
+#include "suite/run/matmul_peak.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/gpu_binding.h"
 
@@ -59,13 +62,18 @@ int doctor() {
   fmt::print("LibTorch     {}\n", TORCH_VERSION);
   const BlasInfo blas = loaded_blas();
   fmt::print("BLAS         {}{}\n", blas.library, blas.config.empty() ? "" : " (" + blas.config + ")");
-  if (!blas.core.empty()) fmt::print("BLAS core    {}{}\n", blas.core, std::getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE)" : "");
+  const bool chosen_by_lrbench = blas.choice.rfind("auto:", 0) == 0;
+  if (!blas.core.empty())
+    fmt::print("BLAS core    {}{}\n", blas.core,
+               chosen_by_lrbench ? " (chosen by lrbench)" : std::getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE)" : "");
+  if (!blas.choice.empty()) fmt::print("BLAS choice  {}\n", blas.choice);
   if (blas.fallback_core) {
     ++warnings;
     fmt::print("  WARNING: OpenBLAS runs its {} kernels, older than this processor ({}).\n"
                "           Matrix products can run several times faster with\n"
                "           OPENBLAS_CORETYPE={} set before lrbench starts (check a product against a\n"
-               "           reference once: older OpenBLAS builds can misbehave on processors they do not know).\n",
+               "           reference once: older OpenBLAS builds can misbehave on processors they do not know;\n"
+               "           unset, the lrbench launcher tests it and sets it when it passes, see \"BLAS choice\").\n",
                blas.core, std::getenv("OPENBLAS_CORETYPE") ? "OPENBLAS_CORETYPE chose them" : "it did not recognise the processor",
                blas.better_core);
   }
@@ -77,6 +85,11 @@ int doctor() {
   }
   fmt::print("threads      intra-op {} (default; lrbench sets it per rank), inter-op {}, cores available {}\n",
              at::get_num_threads(), at::get_num_interop_threads(), available_cores());
+  // What runs' utilisation is measured against: one thread, and every core a rank alone gets.
+  for (const int threads : std::set<int>{1, available_cores()}) {
+    const MatmulPeak peak = matmul_peak(at::Device(at::kCPU), threads, user_cache_folder());
+    fmt::print("matmul peak  {:.1f} GFLOP/s, {} ({})\n", peak.flops_per_s / 1e9, peak.what, peak.source);
+  }
   fmt::print("MPI          {}\n", mpi_library_version());
   fmt::print("HDF5         {}\n", hdf5_library_version());
   print_cuda();

@@ -23,6 +23,9 @@ void add_report_command(CLI::App& app, CommandResult& result) {
                                            "paired comparisons, tie groups, efficiency, scaling");
   cmd->add_option("dir", a->dir, "results folder")->required()->check(CLI::ExistingDirectory);
   add_report_args(cmd, a->report, true);
+  cmd->add_flag("--breakdown", a->report.breakdown,
+                "the efficiency table shows where the step goes: data, forward, backward, optimizer, exchange, other "
+                "(medians; the JSON and CSV reports carry them always)");
   cmd->callback([a, &result] {
     // Both freed by the exit, not one allocation at a time (keep_until_exit.h).
     const ReportInput& in = keep_until_exit(load_report_input({a->dir}));

@@ -23,6 +23,7 @@ ReportOptions ReportArgs::options() const {
   o.alpha = alpha;
   o.bootstrap.resamples = resamples;
   o.bootstrap.seed = seed;
+  o.breakdown = breakdown;
   return o;
 }
 

@@ -20,6 +20,7 @@ struct ReportArgs {
   std::uint64_t seed = stats::kDefaultBootstrapSeed;
   std::string format;  // "" = from -o's extension, else term
   std::string output;
+  bool breakdown = false;  // report --breakdown
 
   ReportOptions options() const;
 };

@@ -46,8 +46,18 @@ std::vector<FigureDef> runner_figures() {
       figure("flops_per_sample", U::Count, D::Lower, true, by),
       figure("step_seconds_median", U::Seconds, D::Lower, false, by),
       figure("step_seconds_p95", U::Seconds, D::Lower, false, by),
+      // Where the step goes (suite/run/step_phases.h): each phase's median over the steps.
+      figure("step_data_seconds_median", U::Seconds, D::Lower, false, by),
+      figure("step_forward_seconds_median", U::Seconds, D::Lower, false, by),
+      figure("step_backward_seconds_median", U::Seconds, D::Lower, false, by),
+      figure("step_optimizer_seconds_median", U::Seconds, D::Lower, false, by),
+      figure("step_other_seconds_median", U::Seconds, D::Lower, false, by),
       figure("samples_per_s", U::Rate, D::Higher, false, by),
       figure("tokens_per_s", U::Rate, D::Higher, false, by),
+      // Model FLOP utilisation: 3 x forward FLOPs x batch per step over the step median, and
+      // that over the measured float32 matrix-product peak (suite/run/matmul_peak.h).
+      figure("model_flops_per_s", U::Rate, D::Higher, false, by),
+      figure("flop_utilisation", U::Share, D::Higher, false, by),
       figure("wall_seconds", U::Seconds, D::Lower, false, by),
       // The counting allocator's peaks: exact counts on a CPU.
       figure("peak_bytes", U::Bytes, D::Lower, true, by),
@@ -151,6 +161,7 @@ const char* unit_name(FigureUnit u) {
     case FigureUnit::Bytes: return "bytes";
     case FigureUnit::Seconds: return "seconds";
     case FigureUnit::Rate: return "1/s";
+    case FigureUnit::Share: return "share";
     case FigureUnit::Plain: break;
   }
   return "";

@@ -18,10 +18,10 @@
 namespace lrb {
 
 enum class Direction { Higher, Lower, None };  // None: no better side (a count of steps, a ratio that should be 1)
-enum class FigureUnit { Count, Bytes, Seconds, Rate, Plain };
+enum class FigureUnit { Count, Bytes, Seconds, Rate, Share, Plain };  // Share: a fraction of 1, shown as a percentage
 
 const char* direction_name(Direction d);  // "higher", "lower", "none"
-const char* unit_name(FigureUnit u);      // "count", "bytes", "seconds", "1/s", ""
+const char* unit_name(FigureUnit u);      // "count", "bytes", "seconds", "1/s", "share", ""
 
 struct FigureDef {
   std::string name;  // the stored name; for a family, its prefix

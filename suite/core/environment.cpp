@@ -7,7 +7,6 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -26,22 +25,6 @@ int collect_blas(struct dl_phdr_info* info, size_t, void* data) {
 }
 }  // namespace
 
-std::string better_blas_core(const std::string& core, bool avx2, bool avx512) {
-  std::string c;
-  for (char ch : core) c += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  // OpenBLAS's x86-64 cores with AVX-512 kernels, and with AVX2 ones (0.3.x names).
-  static const char* const avx512_cores[] = {"skylakex", "cooperlake", "sapphirerapids"};
-  static const char* const avx2_cores[] = {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"};
-  const auto in = [&](const auto& list) {
-    for (const char* name : list)
-      if (c == name) return true;
-    return false;
-  };
-  if (avx512 && !in(avx512_cores) && !in(avx2_cores)) return "SKYLAKEX";
-  if (avx2 && !in(avx2_cores)) return "HASWELL";
-  return "";
-}
-
 BlasInfo loaded_blas() {
   std::vector<std::string> libs;
   dl_iterate_phdr(collect_blas, &libs);
@@ -59,6 +42,7 @@ BlasInfo loaded_blas() {
     b.better_core = better_blas_core(b.core, __builtin_cpu_supports("avx2"), __builtin_cpu_supports("avx512f"));
     b.fallback_core = !b.better_core.empty();
   }
+  if (const char* choice = std::getenv("LRB_BLAS_CORE_CHOICE")) b.choice = choice;
   if (b.library.empty()) b.library = "(no BLAS library loaded yet)";
   // Debian's reference BLAS lives in .../blas/libblas.so.3; OpenBLAS in .../openblas-*/.
   b.reference = b.config.empty() && b.library.find("/blas/libblas") != std::string::npos;

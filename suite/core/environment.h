@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "suite/core/blas_cores.h"
+
 namespace lrb {
 
 struct BlasInfo {
@@ -17,12 +19,14 @@ struct BlasInfo {
   // slower); `better_core` is the OPENBLAS_CORETYPE the processor's features allow.
   bool fallback_core = false;
   std::string better_core;
+  // What the launcher chose for OPENBLAS_CORETYPE and why (suite/cli/launcher.cpp): "auto:
+  // ..." where it set a self-tested better core, "kept ...: ..." where that core failed its
+  // test, "user: ..." where the user had set it; empty where lrbench-core was not started
+  // by the launcher.
+  std::string choice;
 };
 
 BlasInfo loaded_blas();
-// What BlasInfo says of OpenBLAS core `core` on a processor with these features: the
-// OPENBLAS_CORETYPE to suggest, or "" when `core` already uses them.
-std::string better_blas_core(const std::string& core, bool avx2, bool avx512);
 std::string hdf5_library_version();
 std::string mpi_library_version();  // first line of MPI_Get_library_version
 // The Slurm variables that say which job, array task, attempt, nodes and task ran a run:

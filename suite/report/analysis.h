@@ -35,6 +35,9 @@ struct ReportOptions {
   // up to `plan_max`. A sequential study is planned with its own design.
   std::int64_t plan_max = 60;
   std::int64_t plan_step = 0;
+  // The efficiency table shows where the step goes (data, forward, backward, optimizer,
+  // exchange, other); the JSON and CSV reports carry those figures either way.
+  bool breakdown = false;
 };
 
 // Below these, an interval is shown but flagged (‡) and a warning says why.

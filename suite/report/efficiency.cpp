@@ -13,7 +13,7 @@ namespace lrb {
 namespace {
 
 // A figure shown beside the task metric: its direction and unit are the catalogue's.
-EfficiencyMetric shown(const char* name, const char* header, const char* only_with = "") {
+EfficiencyMetric shown(const char* name, const char* header, const char* only_with = "", bool breakdown = false) {
   const FigureDef* f = find_figure(name);
   LRB_CHECK(f != nullptr, "every efficiency figure a report shows is in the figure catalogue");
   EfficiencyUnit unit = EfficiencyUnit::kPlain;
@@ -22,9 +22,10 @@ EfficiencyMetric shown(const char* name, const char* header, const char* only_wi
     case FigureUnit::Bytes: unit = EfficiencyUnit::kBytes; break;
     case FigureUnit::Seconds: unit = EfficiencyUnit::kSeconds; break;
     case FigureUnit::Rate: unit = EfficiencyUnit::kRate; break;
+    case FigureUnit::Share: unit = EfficiencyUnit::kShare; break;
     case FigureUnit::Plain: break;
   }
-  return {name, header, f->direction != Direction::Lower, f->direction != Direction::None, unit, only_with};
+  return {name, header, f->direction != Direction::Lower, f->direction != Direction::None, unit, only_with, breakdown};
 }
 
 }  // namespace
@@ -36,8 +37,19 @@ const std::vector<EfficiencyMetric>& efficiency_metrics() {
       shown("flops_per_sample", "FLOPs/sample"),
       shown("samples_per_s", "samples/s"),
       shown("tokens_per_s", "tokens/s"),
+      // The model's FLOPs per training step over its step time, and that over the rank's
+      // measured matrix-product peak (model FLOP utilisation).
+      shown("model_flops_per_s", "FLOP/s"),
+      shown("flop_utilisation", "util"),
       shown("step_seconds_median", "step median"),
       shown("step_seconds_p95", "step p95"),
+      // Where the step goes (suite/run/step_phases.h), with `report --breakdown`; a
+      // data-parallel step's exchange is the "exchange median" below.
+      shown("step_data_seconds_median", "data", "", true),
+      shown("step_forward_seconds_median", "forward", "", true),
+      shown("step_backward_seconds_median", "backward", "", true),
+      shown("step_optimizer_seconds_median", "optimizer", "", true),
+      shown("step_other_seconds_median", "other", "", true),
       shown("peak_bytes", "peak memory"),
       // A step's own peak above what was live before it: activations and temporaries,
       // without the resident parameters, gradients and optimizer state.
@@ -72,6 +84,7 @@ std::string format_efficiency(const EfficiencyMetric& m, double v) {
     case EfficiencyUnit::kBytes: return format_bytes(v);
     case EfficiencyUnit::kSeconds: return format_seconds(v);
     case EfficiencyUnit::kRate: return format_rate(v);
+    case EfficiencyUnit::kShare: return std::isfinite(v) ? fmt::format("{:.3g} %", 100 * v) : format_value(v);
     case EfficiencyUnit::kPlain: break;
   }
   return std::floor(v) == v && std::fabs(v) < 1e15 ? fmt::format("{:.0f}", v) : format_value(v);

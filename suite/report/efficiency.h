@@ -7,7 +7,7 @@
 
 namespace lrb {
 
-enum class EfficiencyUnit { kCount, kBytes, kSeconds, kRate, kPlain };
+enum class EfficiencyUnit { kCount, kBytes, kSeconds, kRate, kShare, kPlain };
 
 struct EfficiencyMetric {
   const char* name;        // stored metric name
@@ -16,6 +16,7 @@ struct EfficiencyMetric {
   bool directed;            // the catalogue gives it a better side (a memory budget has none)
   EfficiencyUnit unit;      // the same
   const char* only_with;   // shown only when this metric is present too ("" = always when present)
+  bool breakdown = false;   // a phase of the step: in the text and HTML tables only with `report --breakdown`
 };
 
 const std::vector<EfficiencyMetric>& efficiency_metrics();

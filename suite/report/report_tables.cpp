@@ -289,6 +289,7 @@ bool no_metric_values(const Analysis& a, const TaskResult& t) {
 std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
   std::vector<const EfficiencyMetric*> shown;
   for (const auto& em : efficiency_metrics()) {
+    if (em.breakdown && !a.options.breakdown) continue;
     bool present = false, with = std::string(em.only_with).empty();
     for (std::size_t u : t.units)
       for (std::size_t i : a.units[u].cells) {
@@ -337,7 +338,9 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
   }
   tab.notes.push_back(fmt::format(
       "medians over the ok runs of each cell; step median and p95: per-run step times after warm-up; peak memory: the run's "
-      "peak allocation; {} best in its setting (throughput and batch: highest; the rest: lowest); runs: ok runs measured; "
+      "peak allocation; FLOP/s: the model's FLOPs per training step (3 × forward × batch) over the step median; util: "
+      "that over the measured float32 matrix-product peak of the ranks that trained it (provenance matmul_peak); {} best in "
+      "its setting (throughput, FLOP/s, util and batch: highest; the rest: lowest); runs: ok runs measured; "
       "failed: runs failed or stopped (listed below)",
       kBestMark));
   // Runs that gave no figures are shown here too (in a measurement report this is the first

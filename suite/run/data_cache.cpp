@@ -11,6 +11,7 @@
 #include <set>
 #include <system_error>
 
+#include "suite/core/cache_folder.h"
 #include "suite/core/files.h"
 #include "suite/core/process_info.h"
 #include "suite/core/sha256.h"
@@ -193,11 +194,8 @@ fs::path default_data_cache_folder() {
     return v ? v : "";
   };
   if (const std::string v = env("LRB_DATA_CACHE"); !v.empty()) return v == "none" ? fs::path() : fs::path(v);
-  // The XDG spec ignores a relative XDG_CACHE_HOME.
-  if (const std::string v = env("XDG_CACHE_HOME"); !v.empty() && fs::path(v).is_absolute())
-    return fs::path(v) / "lrbench" / "data";
-  if (const std::string v = env("HOME"); !v.empty()) return fs::path(v) / ".cache" / "lrbench" / "data";
-  return {};
+  const fs::path cache = user_cache_folder();
+  return cache.empty() ? cache : cache / "data";
 }
 
 fs::path data_cache_folder_from(const std::string& option) {

@@ -28,6 +28,8 @@
 #include "suite/contracts/model.h"
 #include "suite/run/variant_eval.h"
 #include "suite/runtime/counting_allocator.h"
+#include "suite/run/matmul_peak.h"
+#include "suite/run/step_phases.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/device_memory.h"
 #include "suite/stats/sample_stats.h"
@@ -348,9 +350,16 @@ class RunExecution {
   struct StepResult {
     double loss = 0, seconds = 0;
     std::int64_t peak_bytes = 0;  // the step's own peak above what was live before it
+    StepPhases phases;            // where `seconds` went
   };
 
   bool measuring() const { return run_.measure.has_value(); }
+
+  // One value per step in each phase's curve (step_data_seconds, ...), beside step_seconds.
+  void record_phases(const StepPhases& p) {
+    const double values[] = {p.data, p.forward, p.backward, p.optimizer, p.other};
+    for (std::size_t i = 0; i < std::size(kStepPhaseCurves); ++i) state_.curves[kStepPhaseCurves[i]].push_back(values[i]);
+  }
 
   // One optimizer step on the samples `idx` (repeated cyclically by the caller when a
   // measurement asks for more than the data holds). Tracks the run's memory peaks.
@@ -364,20 +373,26 @@ class RunExecution {
     run_reset_peak(device_);
     for (auto& g : optimizer_->param_groups()) g.options().set_lr(lr);
     StepResult r;
+    PhaseClock clock(device_);
     if (in_group()) {
-      step_in_group(idx, r);
+      step_in_group(idx, r, clock);
     } else {
+      optimizer_->zero_grad();
+      r.phases.optimizer = clock.lap();
       const at::Tensor index = at::tensor(at::ArrayRef<std::int64_t>(idx), at::kLong);
       const at::Tensor x = data_->train.x.index_select(0, index).to(device_);
       const at::Tensor y = data_->train.y.index_select(0, index).to(device_);
-      optimizer_->zero_grad();
+      r.phases.data = clock.lap();
       const at::Tensor loss = loss_of(model_->forward(x), y, run_.task_info.multilabel);
       r.loss = loss.item<double>();
+      r.phases.forward = clock.lap();
       if (std::isfinite(r.loss)) {
         loss.backward();
+        r.phases.backward = clock.lap();
         const double clip = run_.train.grad_clip;
         if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
         optimizer_->step();
+        r.phases.optimizer += clock.lap();
       }
     }
     synchronize_device(device_);
@@ -386,6 +401,7 @@ class RunExecution {
     state_.peak_bytes = std::max({state_.peak_bytes, peak_before, r.peak_bytes + live_before});
     state_.peak_step_bytes = std::max(state_.peak_step_bytes, r.peak_bytes);
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.phases.other = r.seconds - r.phases.timed();
     return r;
   }
 
@@ -394,7 +410,7 @@ class RunExecution {
   // summed gradient is the global batch's mean gradient, the exchange, then the same
   // clipping and optimizer step on every member. Dropout draws from a stream per step and
   // member, so that a resumed run draws what an uninterrupted one would.
-  void step_in_group(const std::vector<std::int64_t>& idx, StepResult& r) {
+  void step_in_group(const std::vector<std::int64_t>& idx, StepResult& r, PhaseClock& clock) {
     const int member = ctx_.group->rank(), members = ctx_.group->size();
     const auto total = static_cast<std::int64_t>(idx.size());
     const std::int64_t begin = total * member / members, end = total * (member + 1) / members;
@@ -404,27 +420,32 @@ class RunExecution {
     std::string error;
     try {
       optimizer_->zero_grad();
+      r.phases.optimizer = clock.lap();
       const std::vector<std::int64_t> mine(idx.begin() + begin, idx.begin() + end);
       const at::Tensor index = at::tensor(at::ArrayRef<std::int64_t>(mine), at::kLong);
       const at::Tensor x = data_->train.x.index_select(0, index).to(device_);
       const at::Tensor y = data_->train.y.index_select(0, index).to(device_);
+      r.phases.data = clock.lap();
       const at::Tensor loss =
           loss_of(model_->forward(x), y, run_.task_info.multilabel) * (static_cast<double>(end - begin) / static_cast<double>(total));
       share = loss.item<double>();
+      r.phases.forward = clock.lap();
       if (std::isfinite(share)) loss.backward();
+      r.phases.backward = clock.lap();
     } catch (const std::exception& e) {
       error = CpuMemoryCounter::budget_hit() ? "memory budget exceeded: " + error_text(e) : error_text(e);
     }
-    synchronize_device(device_);
-    const auto t0 = std::chrono::steady_clock::now();
+    clock.lap();  // a failure's time is the step's "other"
     const ExchangeResult ex = exchange_gradients(*ctx_.group, model_->parameters(), share, error);
-    state_.curves["allreduce_seconds"].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    r.phases.exchange = clock.lap();
+    state_.curves["allreduce_seconds"].push_back(r.phases.exchange);
     if (ex.failed) throw std::runtime_error(ex.error);
     r.loss = ex.loss;
     if (std::isfinite(r.loss)) {
       const double clip = run_.train.grad_clip;
       if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
       optimizer_->step();
+      r.phases.optimizer += clock.lap();
     }
   }
 
@@ -481,6 +502,7 @@ class RunExecution {
       const StepResult r = train_step(cyclic_batch(batch), lr);
       c["step_seconds"].push_back(r.seconds);
       c["step_peak_bytes"].push_back(static_cast<double>(r.peak_bytes));
+      record_phases(r.phases);
       ++state_.step;
     }
     const TrainState at_batch = state_;  // the probes below must not change these figures
@@ -540,6 +562,7 @@ class RunExecution {
     model_->train();
     auto& c = state_.curves;
     for (const char* name : {"train_step", "train_loss", "lr", "step_seconds", "step_peak_bytes"}) c[name];
+    for (const char* name : kStepPhaseCurves) c[name];
     while (true) {
       const bool eval_due = state_.step == steps || (eval_every > 0 && state_.step > 0 && state_.step % eval_every == 0);
       if (eval_due && state_.last_eval_step != state_.step) {
@@ -572,6 +595,7 @@ class RunExecution {
       c["lr"].push_back(lr);
       c["step_seconds"].push_back(secs);
       c["step_peak_bytes"].push_back(static_cast<double>(step_peak));
+      record_phases(r.phases);
       if (ctx_.checkpoint_every > 0 && ctx_.publish && writes_files() && state_.step % ctx_.checkpoint_every == 0 &&
           state_.step < steps)
         save_periodic_checkpoint();
@@ -624,6 +648,19 @@ class RunExecution {
       m["step_seconds_p95"] = stats::quantile(steady, 0.95);
       m["samples_per_s"] = batch / med;
       m["tokens_per_s"] = batch * static_cast<double>(run_.task_info.tokens()) / med;
+      // Model FLOP utilisation: the model's own count of a step's FLOPs over the step time,
+      // and that over the measured peak of the devices that trained it.
+      if (const double achieved = training_step_flops(flops_, batch) / med; std::isfinite(achieved)) {
+        m["model_flops_per_s"] = achieved;
+        const double utilisation = flop_utilisation(achieved, ctx_.peak_flops_per_s, in_group() ? ctx_.group->size() : 1);
+        if (std::isfinite(utilisation)) m["flop_utilisation"] = utilisation;
+      }
+      // Where the step goes: each phase's median over the same steps (the gradient exchange
+      // of a data-parallel step is allreduce_seconds_median below).
+      for (const char* name : kStepPhaseCurves)
+        if (auto phase = c.find(name); phase != c.end() && phase->second.size() == v.size())
+          m[std::string(name) + "_median"] =
+              stats::quantile(std::vector<double>(phase->second.begin() + static_cast<std::ptrdiff_t>(warm), phase->second.end()), 0.5);
       // Data parallelism: what the gradient exchange costs, alone and as a share of a step.
       if (auto ar = c.find("allreduce_seconds"); ar != c.end() && ar->second.size() == v.size()) {
         const std::vector<double> exchange(ar->second.begin() + static_cast<std::ptrdiff_t>(warm), ar->second.end());

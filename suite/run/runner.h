@@ -26,6 +26,9 @@ struct RunContext {
   // The ranks that train this run together (data parallelism); null or of size 1: this
   // rank alone. Every member calls execute_run for the same run; member 0 writes its files.
   RunGroup* group = nullptr;
+  // What one rank's device reaches on a float32 matrix product (suite/run/matmul_peak.h);
+  // 0: unknown, and runs record no utilisation.
+  double peak_flops_per_s = 0;
 };
 
 struct RunOutcome {

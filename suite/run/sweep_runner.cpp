@@ -14,6 +14,7 @@
 
 #include "suite/config/expand.h"
 #include "suite/config/sweep_spec.h"
+#include "suite/core/cache_folder.h"
 #include "suite/core/environment.h"
 #include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
@@ -23,6 +24,7 @@
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/work_queue.h"
 #include "suite/run/data_cache.h"
+#include "suite/run/matmul_peak.h"
 #include "suite/run/runner.h"
 #include "suite/runtime/counting_allocator.h"
 #include "suite/runtime/cuda_device.h"
@@ -51,6 +53,16 @@ std::vector<std::int64_t> share_pending(const MpiSession& mpi, std::vector<std::
   return pending;
 }
 
+// The peak a run's utilisation is measured against: once per host, build, device and thread
+// count, cached; the ranks of a machine take turns, before any of them trains.
+void set_matmul_peak(const SweepSpec& spec, RunContext& ctx) {
+  const at::Device device = spec.sweep.device == "cuda" ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(ctx.device_index))
+                                                        : at::Device(at::kCPU);
+  const MatmulPeak peak = matmul_peak(device, ctx.threads, user_cache_folder());
+  ctx.peak_flops_per_s = peak.flops_per_s;
+  ctx.provenance["matmul_peak"] = peak.to_json();
+}
+
 nlohmann::json job_provenance(const MpiSession& mpi, const SweepSpec& spec, int threads, const Shard& shard) {
   const BlasInfo blas = loaded_blas();
   nlohmann::json j = {{"host", mpi.host()},
@@ -69,6 +81,7 @@ nlohmann::json job_provenance(const MpiSession& mpi, const SweepSpec& spec, int 
                       {"blas_config", blas.config},
                       {"blas_core", blas.core},  // the kernels OpenBLAS chose: a fallback runs several times slower
                       {"openblas_coretype", std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : ""},
+                      {"blas_core_choice", blas.choice},  // who set openblas_coretype, and why
                       {"hdf5_version", hdf5_library_version()},
                       {"mpi_library", mpi_library_version()},
                       {"slurm", slurm_environment()},
@@ -409,6 +422,8 @@ int run_sweep(const SweepRunOptions& options) {
       return kExitUsage;
     }
   }
+
+  set_matmul_peak(spec, ctx);
 
   // Data parallelism: the world in groups of ranks_per_run; the first rank of each asks the
   // queue and hands each run to the rest of its group.

@@ -1,6 +1,7 @@
 // Harness overhead per run: a run with zero training steps, from its RunSpec to its
 // published run file (data, model construction, final evaluation, HDF5 publish).
 // Target: <= 100 ms per run (docs/benchmarks.md, "Harness"). Run: build/tests/lrb_bench --benchmark_filter=Harness
+// Also: the cost of one lap of the step-phase clock (suite/run/step_phases.h).
 #include <benchmark/benchmark.h>
 
 #include <ATen/Parallel.h>
@@ -12,6 +13,7 @@
 #include "suite/config/sweep_spec.h"
 #include "suite/run/data_cache.h"
 #include "suite/run/runner.h"
+#include "suite/run/step_phases.h"
 #include "suite/runtime/counting_allocator.h"
 
 namespace lrb {
@@ -59,6 +61,14 @@ void BM_HarnessOverheadPerRun_WarmData(benchmark::State& state) { run_overhead(s
 void BM_HarnessOverheadPerRun_ColdData(benchmark::State& state) { run_overhead(state, true); }
 BENCHMARK(BM_HarnessOverheadPerRun_WarmData)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_HarnessOverheadPerRun_ColdData)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// What the step breakdown costs on a CPU: one lap per phase boundary, five a step
+// (docs/benchmarks.md, "Where a step goes": against a step of milliseconds).
+void BM_HarnessStepPhaseLap(benchmark::State& state) {
+  PhaseClock clock(at::Device(at::kCPU));
+  for (auto _ : state) benchmark::DoNotOptimize(clock.lap());
+}
+BENCHMARK(BM_HarnessStepPhaseLap);
 
 }  // namespace
 }  // namespace lrb

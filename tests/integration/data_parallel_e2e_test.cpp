@@ -77,6 +77,17 @@ TEST(MpiDataParallel, TwoRanksMatchOneRankWithTheSameGlobalBatchAtEveryStep) {
   EXPECT_GT(b.metrics.at("allreduce_share"), 0.0);
   EXPECT_LT(b.metrics.at("allreduce_share"), 1.0);
   EXPECT_FALSE(a.metrics.count("allreduce_share"));
+  // The exchange is a phase of the group's step: with the others it sums to the step.
+  for (std::size_t i = 0; i < 30; ++i) {
+    double sum = b.curves.at("allreduce_seconds")[i];
+    for (const char* phase : {"step_data_seconds", "step_forward_seconds", "step_backward_seconds", "step_optimizer_seconds",
+                              "step_other_seconds"})
+      sum += b.curves.at(phase)[i];
+    EXPECT_NEAR(sum, b.curves.at("step_seconds")[i], 1e-9 * b.curves.at("step_seconds")[i]) << "step " << i;
+  }
+  // Utilisation is over both members' peaks.
+  const double peak = b.provenance.at("matmul_peak").at("flops_per_s").get<double>();
+  EXPECT_NEAR(b.metrics.at("flop_utilisation"), b.metrics.at("model_flops_per_s") / (2 * peak), 1e-12);
 }
 
 TEST(MpiDataParallel, RepeatedSweepIsBitIdenticalWithDropout) {

@@ -61,6 +61,35 @@ TEST(SlowSweep, SameSpecTwiceGivesBitIdenticalMetrics) {
     EXPECT_GT(rec.metrics.at("peak_bytes"), 0);
     EXPECT_GT(rec.metrics.at("samples_per_s"), 0);
     EXPECT_EQ(rec.provenance.at("threads"), 1);
+    // Model FLOP utilisation agrees with the figures it comes from: a step's FLOPs are
+    // 3 x forward FLOPs x batch, the batch per second is samples_per_s, the peak the one
+    // measured for this rank (provenance).
+    const double achieved = rec.metrics.at("model_flops_per_s");
+    EXPECT_NEAR(achieved, 3 * rec.metrics.at("flops_per_sample") * rec.metrics.at("samples_per_s"), 1e-9 * achieved);
+    const double peak = rec.provenance.at("matmul_peak").at("flops_per_s").get<double>();
+    ASSERT_GT(peak, 0);
+    EXPECT_NEAR(rec.metrics.at("flop_utilisation"), achieved / peak, 1e-12);
+    // Where each step went: the phases sum to the step (the rest is "other", never
+    // negative), and their medians to the step median within a stated tolerance (a median
+    // of parts is not the part of a median: within a factor of 1.5 here).
+    const auto& step = rec.curves.at("step_seconds");
+    double medians = 0;
+    for (const char* phase : {"step_data_seconds", "step_forward_seconds", "step_backward_seconds", "step_optimizer_seconds",
+                              "step_other_seconds"}) {
+      ASSERT_EQ(rec.curves.at(phase).size(), step.size()) << phase;
+      medians += rec.metrics.at(std::string(phase) + "_median");
+    }
+    for (std::size_t i = 0; i < step.size(); ++i) {
+      double sum = 0;
+      for (const char* phase : {"step_data_seconds", "step_forward_seconds", "step_backward_seconds", "step_optimizer_seconds",
+                                "step_other_seconds"})
+        sum += rec.curves.at(phase)[i];
+      EXPECT_NEAR(sum, step[i], 1e-9 * step[i]) << "step " << i;
+      EXPECT_GE(rec.curves.at("step_other_seconds")[i], -1e-12) << "step " << i;
+      EXPECT_GT(rec.curves.at("step_forward_seconds")[i], 0) << "step " << i;
+    }
+    EXPECT_GT(medians, rec.metrics.at("step_seconds_median") / 1.5);
+    EXPECT_LT(medians, rec.metrics.at("step_seconds_median") * 1.5);
   }
 }
 

@@ -24,7 +24,13 @@ bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; 
 bool is_timing(const std::string& name) {
   static const std::set<std::string> timing = {"step_seconds", "step_seconds_median", "step_seconds_p95",
                                                "samples_per_s", "tokens_per_s", "wall_seconds",
-                                               "allreduce_seconds", "allreduce_seconds_median", "allreduce_share"};
+                                               "allreduce_seconds", "allreduce_seconds_median", "allreduce_share",
+                                               "model_flops_per_s", "flop_utilisation",
+                                               "step_data_seconds", "step_forward_seconds", "step_backward_seconds",
+                                               "step_optimizer_seconds", "step_other_seconds",
+                                               "step_data_seconds_median", "step_forward_seconds_median",
+                                               "step_backward_seconds_median", "step_optimizer_seconds_median",
+                                               "step_other_seconds_median"};
   return timing.count(name) > 0;
 }
 }  // namespace
