@@ -2,9 +2,10 @@
 """Turns `lrb_bench --benchmark_format=json` output into Markdown tables: per kernel and
 sequence length the time, peak memory and score count, then per kernel the log-log slopes of
 peak memory and of time against N (least squares over all lengths measured) and the ratios
-to a reference kernel at one length.
+to a reference kernel at one length; where the run holds the matrix-product reference
+(roofline/matmul), each kernel's useful FLOP rate as a share of it ("% of matmul").
 
-  ./build/tests/lrb_bench --benchmark_filter=attention/ --benchmark_format=json > bench.json
+  ./build/tests/lrb_bench --benchmark_filter='attention/|roofline/' --benchmark_format=json > bench.json
   /usr/bin/python3 scripts/bench_table.py bench.json [--reference softmax] [--at 8192]
 
 Benchmark names are <group>/<kernel>/<N>[/...]; N also comes from the "N" counter when present.
@@ -36,6 +37,8 @@ def parse(doc):
             "cpu_ms": b["cpu_time"] * unit,
             "peak": b.get("peak_bytes", float("nan")),
             "scores": b.get("score_elements", float("nan")),
+            "useful_flops": b.get("useful_flops", float("nan")),
+            "flops_per_s": b.get("flops_per_s", float("nan")),
         }
     return rows
 
@@ -72,6 +75,7 @@ def main():
             rows.setdefault(kernel, {}).update(by_n)
     if not rows:
         sys.exit("no benchmarks with a sequence length found")
+    matmul = rows.pop("matmul", {})
 
     key = args.time + "_ms"
     print("| kernel | N | CPU time (ms) | real time (ms) | peak (MiB) | score elements |")
@@ -97,6 +101,25 @@ def main():
         memr = ref["peak"] / here["peak"] if ref and here else None
         print(f"| {kernel} | {ns[0]}–{ns[-1]} | {fmt(mem)} | {fmt(tim)} | {fmt(speed, 1)}× | {fmt(memr, 1)}× |"
               .replace("| –× |", "| – |"))
+
+    if not matmul:
+        return
+    n_ref = max(matmul)
+    peak = matmul[n_ref]["flops_per_s"]
+    print()
+    print(f"Useful FLOP rate (forward + backward) against a float32 {n_ref}³ matrix product on the same "
+          f"thread in the same run: {peak / 1e9:.1f} GFLOP/s.")
+    print()
+    print("| kernel | N | useful GFLOP | real time (ms) | GFLOP/s | % of matmul |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for kernel, by_n in rows.items():
+        for n in sorted(set(by_n) & {4096, args.at}):
+            r = by_n[n]
+            if not np.isfinite(r["useful_flops"]):
+                continue
+            rate = r["useful_flops"] / (r["real_ms"] / 1e3)
+            print(f"| {kernel} | {n} | {fmt(r['useful_flops'] / 1e9, 2)} | {fmt(r['real_ms'], 1)} | {fmt(rate / 1e9, 1)} "
+                  f"| {fmt(100 * rate / peak, 0)} % |")
 
 
 if __name__ == "__main__":

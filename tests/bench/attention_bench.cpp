@@ -3,6 +3,14 @@
 //   peak_bytes      peak CPU bytes above the inputs during one forward + backward (the
 //                   counting allocator, max over iterations)
 //   score_elements  query-key scores the kernel computes (its analytic count)
+//   useful_flops    the FLOPs of one forward + backward that the attention needs, counted
+//                   as a dense kernel of the same pattern would (a backward is twice the
+//                   forward): 12·keys·d per head, keys the query-key pairs the pattern
+//                   attends (a window of one-sided width w: N(2w+1) − w(w+1)); a linear
+//                   kernel 12·N·d² per head; computed-but-masked or padded scores never count
+// roofline/matmul/2048 is the reference: a float32 2048³ product on the same one thread,
+// so that each kernel's FLOP rate is a share of it measured in the same run
+// (scripts/bench_table.py prints the "% of matmul" table; docs/benchmarks.md).
 // Threads: at::set_num_threads(1), so the numbers are stable on a shared 2-core machine
 // and compare kernels rather than their parallel scaling.
 //
@@ -31,7 +39,7 @@ constexpr std::int64_t kB = 1, kH = 4, kD = 64;
 
 using Kernel = std::function<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&)>;
 
-void run(benchmark::State& state, const Kernel& kernel, std::int64_t score_elements) {
+void run(benchmark::State& state, const Kernel& kernel, std::int64_t score_elements, double useful_flops = 0) {
   at::set_num_threads(1);
   CpuMemoryCounter::install();  // before any tensor, so every allocation is counted
   const std::int64_t N = state.range(0);
@@ -52,27 +60,46 @@ void run(benchmark::State& state, const Kernel& kernel, std::int64_t score_eleme
   state.counters["peak_bytes"] = static_cast<double>(peak);
   state.counters["score_elements"] = static_cast<double>(score_elements);
   state.counters["N"] = static_cast<double>(N);
+  if (useful_flops > 0) {
+    state.counters["useful_flops"] = useful_flops;
+    state.counters["flops_per_s"] = benchmark::Counter(useful_flops, benchmark::Counter::kIsIterationInvariantRate);
+  }
+}
+
+// Useful FLOPs of one forward + backward over `pairs` attended query-key pairs (per head):
+// the scores QK^T and the product with V, 4·pairs·d forward, twice that backward.
+double pair_flops(double pairs) { return 12.0 * pairs * static_cast<double>(kD) * static_cast<double>(kB * kH); }
+
+// Query-key pairs of a sliding window of one-sided width w over N tokens.
+double window_pairs(std::int64_t n, std::int64_t w) {
+  w = std::min(w, n - 1);
+  return static_cast<double>(n) * static_cast<double>(2 * w + 1) - static_cast<double>(w) * static_cast<double>(w + 1);
 }
 
 void Softmax(benchmark::State& s) {
+  const double n = static_cast<double>(s.range(0));
   run(s, [](auto& q, auto& k, auto& v) { return softmax_attention(q, k, v); },
-      softmax_score_elements(kB, kH, s.range(0), s.range(0)));
+      softmax_score_elements(kB, kH, s.range(0), s.range(0)), pair_flops(n * n));
 }
 
 void SoftmaxChunked(benchmark::State& s) {
   const std::int64_t chunk = 256;
+  const double n = static_cast<double>(s.range(0));
   run(s, [&](auto& q, auto& k, auto& v) { return chunked_softmax_attention(q, k, v, {}, chunk); },
-      chunked_softmax_score_elements(kB, kH, s.range(0), s.range(0), chunk));
+      chunked_softmax_score_elements(kB, kH, s.range(0), s.range(0), chunk), pair_flops(n * n));
 }
 
 void Linear(benchmark::State& s) {
-  run(s, [](auto& q, auto& k, auto& v) { return linear_attention(q, k, v); }, linear_score_elements());
+  // psi(K)^T V and psi(Q) S: 4·N·d² forward per head (the normaliser's N·d terms left out).
+  const double n = static_cast<double>(s.range(0));
+  run(s, [](auto& q, auto& k, auto& v) { return linear_attention(q, k, v); }, linear_score_elements(),
+      12.0 * n * kD * kD * kB * kH);
 }
 
 void SlidingWindow(benchmark::State& s) {
   SlidingWindowOptions o;  // w = 256, b = 64
   run(s, [&](auto& q, auto& k, auto& v) { return sliding_window_attention(q, k, v, o); },
-      sliding_window_score_elements(kB, kH, s.range(0), o));
+      sliding_window_score_elements(kB, kH, s.range(0), o), pair_flops(window_pairs(s.range(0), o.window)));
 }
 
 void SlidingWindowGlobal(benchmark::State& s) {
@@ -84,8 +111,10 @@ void SlidingWindowGlobal(benchmark::State& s) {
 
 void BlockSparse(benchmark::State& s) {
   BlockSparseOptions o;  // b = 64, r = 3
+  // Every score of BigBird's pattern (window, global and random blocks) is attended.
   run(s, [&](auto& q, auto& k, auto& v) { return block_sparse_attention(q, k, v, o).out; },
-      block_sparse_score_elements(kB, kH, s.range(0), o));
+      block_sparse_score_elements(kB, kH, s.range(0), o),
+      pair_flops(static_cast<double>(block_sparse_score_elements(1, 1, s.range(0), o))));
 }
 
 void Pooling(benchmark::State& s) {
@@ -106,18 +135,42 @@ void Proportional(benchmark::State& s) {
 }
 
 void RetentionParallel(benchmark::State& s) {
+  const double n = static_cast<double>(s.range(0));  // causal: N(N+1)/2 pairs
   run(s, [](auto& q, auto& k, auto& v) { return retention_parallel(q, k, v); },
-      retention_score_elements(RetentionForm::Parallel, kB, kH, s.range(0)));
+      retention_score_elements(RetentionForm::Parallel, kB, kH, s.range(0)), pair_flops(n * (n + 1) / 2));
 }
 
 void RetentionRecurrent(benchmark::State& s) {
+  const double n = static_cast<double>(s.range(0));  // the state: q·S and k^T v, 4·d² a token
   run(s, [](auto& q, auto& k, auto& v) { return retention_recurrent(q, k, v); },
-      retention_score_elements(RetentionForm::Recurrent, kB, kH, s.range(0)));
+      retention_score_elements(RetentionForm::Recurrent, kB, kH, s.range(0)), 12.0 * n * kD * kD * kB * kH);
 }
 
 void RetentionChunkwise(benchmark::State& s) {
+  // Within a chunk of C the causal half of the scores (N·C/2 pairs, with their product
+  // with V), across chunks the state: Q·S and K^T V, 4·N·d² forward per head.
+  const double n = static_cast<double>(s.range(0)), c = 64;
   run(s, [](auto& q, auto& k, auto& v) { return retention_chunkwise(q, k, v, {}, 64); },
-      retention_score_elements(RetentionForm::Chunkwise, kB, kH, s.range(0), 64));
+      retention_score_elements(RetentionForm::Chunkwise, kB, kH, s.range(0), 64),
+      pair_flops(n * (c + 1) / 2) + 12.0 * n * kD * kD * kB * kH);
+}
+
+// The reference every kernel's FLOP rate is a share of: a float32 n×n by n×n product on the
+// same one thread (the matmul peak of suite/run/matmul_peak.h, measured beside the kernels).
+void MatmulReference(benchmark::State& state) {
+  at::set_num_threads(1);
+  const std::int64_t n = state.range(0);
+  at::manual_seed(0);
+  const at::Tensor a = at::randn({n, n}), b = at::randn({n, n});
+  at::Tensor c = at::empty({n, n});
+  for (auto _ : state) {
+    at::mm_out(c, a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  state.counters["N"] = static_cast<double>(n);
+  state.counters["useful_flops"] = flops;
+  state.counters["flops_per_s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void up_to(benchmark::internal::Benchmark* b, std::int64_t max_n) {
@@ -127,6 +180,7 @@ void up_to(benchmark::internal::Benchmark* b, std::int64_t max_n) {
 void all_lengths(benchmark::internal::Benchmark* b) { up_to(b, 16384); }
 void quadratic_lengths(benchmark::internal::Benchmark* b) { up_to(b, 8192); }
 
+BENCHMARK(MatmulReference)->Name("roofline/matmul")->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(Softmax)->Name("attention/softmax")->Apply(quadratic_lengths);
 BENCHMARK(SoftmaxChunked)->Name("attention/softmax_chunked")->Apply(all_lengths);
 BENCHMARK(Linear)->Name("attention/linear")->Apply(all_lengths);
