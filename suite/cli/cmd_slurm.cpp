@@ -72,12 +72,9 @@ fs::path results_folder(const std::string& given, const std::string& sweep_name)
   return p;
 }
 
-int slurm_command(const SlurmArgs& a) {
-  // The sweep must be valid before anything is written: a job that would fail at start
-  // costs a queue wait to find out.
-  const SweepSpec spec = load_sweep_file(a.spec);
-  const ExpandedSweep ex = expand_sweep(spec);
-
+// The job's resources from the command line, checked against the sweep (a count that does
+// not fill whole data-parallel groups, a GPU sweep without GPUs).
+SbatchJob job_resources(const SlurmArgs& a, const SweepSpec& spec) {
   SbatchJob job;
   job.name = spec.sweep.name;
   job.nodes = parse_slurm_count("--nodes", a.nodes, 1, 100000);
@@ -104,9 +101,13 @@ int slurm_command(const SlurmArgs& a) {
   if (!a.array.empty()) job.array = parse_array(a.array);
   job.signal_lead_seconds = parse_slurm_count("--signal-lead", a.signal_lead, 1, 65535);
   check_signal_lead(job.signal_lead_seconds, job.time_seconds);
-
   if (spec.sweep.device == "cuda" && job.gpus_per_task == 0)
     throw UserError(spec.file + ": device = \"cuda\": give --gpus-per-task 1 (one GPU per rank)");
+  return job;
+}
+
+// Resources the job asks for but will not use, said before anything is written.
+void warn_of_idle_resources(const SbatchJob& job, const SweepSpec& spec, std::size_t runs) {
   if (spec.sweep.device != "cuda" && job.gpus_per_task > 0)
     fmt::print(stderr, "lrbench: warning: {} runs on the CPU; --gpus-per-task {} asks for GPUs it will not use\n", spec.file,
                job.gpus_per_task);
@@ -116,12 +117,16 @@ int slurm_command(const SlurmArgs& a) {
   if (spec.sweep.threads > job.cpus_per_task)
     fmt::print(stderr, "lrbench: warning: the sweep uses {} threads per rank but --cpus-per-task is {}\n",
                spec.sweep.threads, job.cpus_per_task);
-  if (job.array && job.array->count() > static_cast<int>(ex.runs.size()))
+  if (job.array && job.array->count() > static_cast<int>(runs))
     fmt::print(stderr, "lrbench: warning: {} array tasks for {} runs: some tasks will have nothing to do\n",
-               job.array->count(), ex.runs.size());
+               job.array->count(), runs);
+}
 
+// What the job runs: the launcher when started through it (it blocks stop signals until
+// the handlers are in), and a copy of the sweep file named by its content, so that editing
+// the file (or writing the scripts again for a new version) never changes a queued job.
+void set_job_paths(SbatchJob& job, const SlurmArgs& a, const SweepSpec& spec, const std::string& sweep_text) {
   std::error_code ec;
-  // The launcher when started through it (it blocks stop signals until the handlers are in).
   if (const char* launcher = std::getenv("LRB_EXECUTABLE"); launcher && fs::path(launcher).is_absolute())
     job.lrbench = launcher;
   else
@@ -132,49 +137,48 @@ int slurm_command(const SlurmArgs& a) {
     throw UserError(spec.file + ": the sweep's name '" + job.name +
                     "' cannot be a Slurm job name: use letters, digits, '.', '_' and '-' (at most 64)");
   job.out = results_folder(a.out, job.name);
-
-  // The job runs a copy of the sweep file, named by its content: editing the file (or
-  // writing the scripts again for a new version) never changes what a queued job runs.
-  const std::string text = read_user_file(a.spec, kMaxSweepFileBytes, "sweep file");
   const fs::path slurm_dir = ResultsLayout(job.out).slurm();
-  job.spec = slurm_dir / (job.name + "-" + sha256_hex(text).substr(0, 12) + ".toml");
-  const bool array = job.array.has_value();
-  job.script = slurm_dir / (job.name + (array ? "-array.sbatch" : ".sbatch"));
+  job.spec = slurm_dir / (job.name + "-" + sha256_hex(sweep_text).substr(0, 12) + ".toml");
+  job.script = slurm_dir / (job.name + (job.array ? "-array.sbatch" : ".sbatch"));
   job.array_script = job.script;
-  const fs::path final_script = slurm_dir / (job.name + "-final.sbatch");
+}
 
-  // Render everything (every value checked) before writing anything.
-  const std::string sweep_text = render_sweep_script(job);
+// Every script rendered (every value checked) before any is written.
+void write_scripts(const SbatchJob& job, const fs::path& final_script, const std::string& sweep_text) {
+  const std::string script_text = render_sweep_script(job);
   std::string final_text;
-  if (array) {
+  if (job.array) {
     SbatchJob final_job = job;
     final_job.script = final_script;
     final_text = render_final_script(final_job);
   }
-  write_file_atomic(job.spec, text);
-  write_file_atomic(job.script, sweep_text);
-  if (array) write_file_atomic(final_script, final_text);
+  write_file_atomic(job.spec, sweep_text);
+  write_file_atomic(job.script, script_text);
+  if (job.array) write_file_atomic(final_script, final_text);
+}
 
-  const std::string runs = fmt::format("{} run(s)", ex.runs.size());
-  if (!a.submit) {
-    fmt::print("{}\n", job.script.string());
-    if (array) fmt::print("{}\n", final_script.string());
-    std::fflush(stdout);  // the paths first, then the advice on stderr
-    if (array && job.sequential)
-      fmt::print(stderr, "lrbench: a sequential study ({}): each array runs one wave, and its final job judges the look and "
-                         "submits the next array and itself, until the study ends\n",
-                 spec.sweep.sequential->text());
-    if (array) {
-      fmt::print(stderr, "lrbench: {}: array {} ({} shard(s)), then merge and report. Submit with:\n"
-                         "  id=$(sbatch --parsable {}) && sbatch --dependency=afterany:$id {}\n",
-                 runs, job.array->text(), job.array->count(), job.script.string(), final_script.string());
-    } else {
-      fmt::print(stderr, "lrbench: {} on {} task(s). Submit with: sbatch {}\n", runs, job.nodes * job.ntasks_per_node,
-                 job.script.string());
-    }
-    return kExitDone;
+// Without --submit: the scripts' paths on stdout, how to submit them on stderr.
+void print_how_to_submit(const SbatchJob& job, const SweepSpec& spec, const fs::path& final_script, const std::string& runs) {
+  fmt::print("{}\n", job.script.string());
+  if (job.array) fmt::print("{}\n", final_script.string());
+  std::fflush(stdout);  // the paths first, then the advice on stderr
+  if (job.array && job.sequential)
+    fmt::print(stderr, "lrbench: a sequential study ({}): each array runs one wave, and its final job judges the look and "
+                       "submits the next array and itself, until the study ends\n",
+               spec.sweep.sequential->text());
+  if (job.array) {
+    fmt::print(stderr, "lrbench: {}: array {} ({} shard(s)), then merge and report. Submit with:\n"
+                       "  id=$(sbatch --parsable {}) && sbatch --dependency=afterany:$id {}\n",
+               runs, job.array->text(), job.array->count(), job.script.string(), final_script.string());
+  } else {
+    fmt::print(stderr, "lrbench: {} on {} task(s). Submit with: sbatch {}\n", runs, job.nodes * job.ntasks_per_node,
+               job.script.string());
   }
-  if (array && job.sequential) {
+}
+
+void submit_scripts(const SbatchJob& job, const fs::path& final_script, const std::string& runs) {
+  const fs::path slurm_dir = job.script.parent_path();
+  if (job.array && job.sequential) {
     // What the study looked like when this array was submitted: its final job submits the
     // next wave only if the array changed it (status_line's fields).
     const ProgramResult st = run_program({job.lrbench.string(), "status", job.out.string(), "--spec", job.spec.string()});
@@ -184,7 +188,7 @@ int slurm_command(const SlurmArgs& a) {
   const std::string id = submit({}, job.script);
   fmt::print("{}\n", id);
   std::fflush(stdout);
-  if (array) {
+  if (job.array) {
     // afterany: the report is wanted even when some array task failed or gave up.
     const std::string final_id = submit({"--dependency=afterany:" + id}, final_script);
     fmt::print("{}\n", final_id);
@@ -194,6 +198,24 @@ int slurm_command(const SlurmArgs& a) {
   } else {
     fmt::print(stderr, "lrbench: submitted job {} ({}); log in {}\n", id, runs, slurm_dir.string());
   }
+}
+
+int slurm_command(const SlurmArgs& a) {
+  // The sweep must be valid before anything is written: a job that would fail at start
+  // costs a queue wait to find out.
+  const SweepSpec spec = load_sweep_file(a.spec);
+  const ExpandedSweep ex = expand_sweep(spec);
+  SbatchJob job = job_resources(a, spec);
+  warn_of_idle_resources(job, spec, ex.runs.size());
+  const std::string sweep_text = read_user_file(a.spec, kMaxSweepFileBytes, "sweep file");
+  set_job_paths(job, a, spec, sweep_text);
+  const fs::path final_script = job.script.parent_path() / (job.name + "-final.sbatch");
+  write_scripts(job, final_script, sweep_text);
+  const std::string runs = fmt::format("{} run(s)", ex.runs.size());
+  if (a.submit)
+    submit_scripts(job, final_script, runs);
+  else
+    print_how_to_submit(job, spec, final_script, runs);
   return kExitDone;
 }
 

@@ -93,101 +93,124 @@ at::Tensor stack_cases(const std::vector<std::vector<float>>& cases, std::int64_
 
 }  // namespace
 
+namespace {
+
+// What a .ts file's header declares, as far as this task needs it.
+struct TsHeader {
+  bool class_labels = false, univariate_given = false, univariate = false;
+  std::int64_t dims_declared = 0;
+};
+
+// One header line (`@tag rest`); true at @data.
+bool read_ts_header_line(const std::string& line, const std::string& path, std::int64_t line_no, TsHeader& h, SeriesSet& s) {
+  if (line[0] != '@')
+    throw UserError(at_line(path, line_no) + ": expected a header line starting with '@' or '@data' before the data");
+  const auto space = line.find_first_of(" \t");
+  const std::string tag = lower(line.substr(0, space));
+  const std::string rest = space == std::string::npos ? "" : trim(line.substr(space));
+  if (tag == "@data") {
+    if (!h.class_labels)
+      throw UserError(at_line(path, line_no) + ": @data comes before a '@classLabel true <labels...>' line; "
+                      "this task needs class labels");
+    return true;
+  }
+  if (tag == "@timestamps") {
+    if (truthy(rest, path, line_no, "@timeStamps"))
+      throw UserError(at_line(path, line_no) + ": time-stamped series are not supported; export the series "
+                      "without time stamps (@timeStamps false)");
+  } else if (tag == "@univariate") {
+    h.univariate_given = true;
+    h.univariate = truthy(rest, path, line_no, "@univariate");
+  } else if (tag == "@dimensions") {
+    try {
+      h.dims_declared = std::stoll(rest);
+    } catch (...) {
+      h.dims_declared = 0;
+    }
+    if (h.dims_declared <= 0) throw UserError(at_line(path, line_no) + ": @dimensions takes a positive integer");
+  } else if (tag == "@classlabel") {
+    std::vector<std::string> words;
+    for (const auto& w : split(rest, ' '))
+      if (!trim(w).empty()) words.push_back(trim(w));
+    if (words.empty() || !truthy(words[0], path, line_no, "@classLabel"))
+      throw UserError(at_line(path, line_no) + ": '@classLabel false' (no class labels): this task needs "
+                      "'@classLabel true <label> <label> ...'");
+    s.class_names.assign(words.begin() + 1, words.end());
+    if (s.class_names.size() < 2)
+      throw UserError(at_line(path, line_no) + ": @classLabel true lists " + std::to_string(s.class_names.size()) +
+                      " labels; a classification problem needs two or more");
+    for (std::size_t i = 0; i < s.class_names.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (s.class_names[i] == s.class_names[j])
+          throw UserError(at_line(path, line_no) + ": @classLabel lists '" + s.class_names[i] + "' twice");
+    h.class_labels = true;
+  } else if (tag == "@targetlabel") {
+    if (truthy(rest, path, line_no, "@targetLabel"))
+      throw UserError(at_line(path, line_no) + ": regression targets (@targetLabel true) are not supported; "
+                      "this task classifies");
+  }
+  // @problemName, @missing, @equalLength, @seriesLength and others carry nothing we need.
+  return false;
+}
+
+// One case, `dimension:dimension:...:label`: its values (channel-major) appended to `cases`,
+// its shape held to the first case's (`length`, `channels`; -1 before it).
+void read_ts_case(const std::string& line, const std::string& path, std::int64_t line_no, const TsHeader& h,
+                  std::int64_t& length, std::int64_t& channels, std::vector<std::vector<float>>& cases, SeriesSet& s) {
+  auto parts = split(line, ':');
+  if (parts.size() < 2)
+    throw UserError(at_line(path, line_no) + ": a case needs its values and a label separated by ':' "
+                    "(e.g. 1.0,2.0,3.0:label)");
+  const std::string label = trim(parts.back());
+  parts.pop_back();
+  const auto c = static_cast<std::int64_t>(parts.size());
+  if (channels < 0) {
+    channels = c;
+    const std::int64_t want = h.dims_declared > 0 ? h.dims_declared : h.univariate_given && h.univariate ? 1 : c;
+    if (c != want)
+      throw UserError(at_line(path, line_no) + ": the case has " + std::to_string(c) + " dimensions but the header "
+                      "declares " + std::to_string(want));
+  } else if (c != channels) {
+    throw UserError(at_line(path, line_no) + ": the case has " + std::to_string(c) + " dimensions, earlier cases have " +
+                    std::to_string(channels) + "; every case needs the same number of dimensions");
+  }
+  std::vector<float> values;
+  for (std::int64_t d = 0; d < c; ++d) {
+    const auto fields = split(parts[static_cast<std::size_t>(d)], ',');
+    const auto len = static_cast<std::int64_t>(fields.size());
+    if (length < 0) length = len;
+    if (len != length)
+      throw UserError(at_line(path, line_no) + ": dimension " + std::to_string(d + 1) + " has " + std::to_string(len) +
+                      " values, earlier series have " + std::to_string(length) +
+                      "; series must have equal lengths (resample or pad them first)");
+    for (std::int64_t k = 0; k < len; ++k)
+      values.push_back(parse_value(fields[static_cast<std::size_t>(k)], path, line_no,
+                                   "value " + std::to_string(k + 1) + " of dimension " + std::to_string(d + 1)));
+  }
+  cases.push_back(std::move(values));
+  s.labels.push_back(label);
+  s.lines.push_back(line_no);
+}
+
+}  // namespace
+
 SeriesSet read_ts(const std::string& path) {
   std::ifstream in = open_text(path);
   SeriesSet s;
   s.path = path;
-  bool in_data = false, class_labels = false, univariate_given = false, univariate = false;
-  std::int64_t dims_declared = 0, length = -1, channels = -1, line_no = 0;
+  TsHeader header;
+  bool in_data = false;
+  std::int64_t length = -1, channels = -1, line_no = 0;
   std::vector<std::vector<float>> cases;
   std::string raw;
   while (std::getline(in, raw)) {
     ++line_no;
     const std::string line = trim(raw);
     if (line.empty() || line[0] == '#') continue;
-    if (!in_data) {
-      if (line[0] != '@')
-        throw UserError(at_line(path, line_no) + ": expected a header line starting with '@' or '@data' before the data");
-      const auto space = line.find_first_of(" \t");
-      const std::string tag = lower(line.substr(0, space));
-      const std::string rest = space == std::string::npos ? "" : trim(line.substr(space));
-      if (tag == "@data") {
-        if (!class_labels)
-          throw UserError(at_line(path, line_no) + ": @data comes before a '@classLabel true <labels...>' line; "
-                          "this task needs class labels");
-        in_data = true;
-      } else if (tag == "@timestamps") {
-        if (truthy(rest, path, line_no, "@timeStamps"))
-          throw UserError(at_line(path, line_no) + ": time-stamped series are not supported; export the series "
-                          "without time stamps (@timeStamps false)");
-      } else if (tag == "@univariate") {
-        univariate_given = true;
-        univariate = truthy(rest, path, line_no, "@univariate");
-      } else if (tag == "@dimensions") {
-        try {
-          dims_declared = std::stoll(rest);
-        } catch (...) {
-          dims_declared = 0;
-        }
-        if (dims_declared <= 0) throw UserError(at_line(path, line_no) + ": @dimensions takes a positive integer");
-      } else if (tag == "@classlabel") {
-        std::vector<std::string> words;
-        for (const auto& w : split(rest, ' '))
-          if (!trim(w).empty()) words.push_back(trim(w));
-        if (words.empty() || !truthy(words[0], path, line_no, "@classLabel"))
-          throw UserError(at_line(path, line_no) + ": '@classLabel false' (no class labels): this task needs "
-                          "'@classLabel true <label> <label> ...'");
-        s.class_names.assign(words.begin() + 1, words.end());
-        if (s.class_names.size() < 2)
-          throw UserError(at_line(path, line_no) + ": @classLabel true lists " + std::to_string(s.class_names.size()) +
-                          " labels; a classification problem needs two or more");
-        for (std::size_t i = 0; i < s.class_names.size(); ++i)
-          for (std::size_t j = 0; j < i; ++j)
-            if (s.class_names[i] == s.class_names[j])
-              throw UserError(at_line(path, line_no) + ": @classLabel lists '" + s.class_names[i] + "' twice");
-        class_labels = true;
-      } else if (tag == "@targetlabel") {
-        if (truthy(rest, path, line_no, "@targetLabel"))
-          throw UserError(at_line(path, line_no) + ": regression targets (@targetLabel true) are not supported; "
-                          "this task classifies");
-      }
-      // @problemName, @missing, @equalLength, @seriesLength and others carry nothing we need.
-      continue;
-    }
-    // A case: dimension:dimension:...:label
-    auto parts = split(line, ':');
-    if (parts.size() < 2)
-      throw UserError(at_line(path, line_no) + ": a case needs its values and a label separated by ':' "
-                      "(e.g. 1.0,2.0,3.0:label)");
-    const std::string label = trim(parts.back());
-    parts.pop_back();
-    const auto c = static_cast<std::int64_t>(parts.size());
-    if (channels < 0) {
-      channels = c;
-      const std::int64_t want = dims_declared > 0 ? dims_declared : univariate_given && univariate ? 1 : c;
-      if (c != want)
-        throw UserError(at_line(path, line_no) + ": the case has " + std::to_string(c) + " dimensions but the header "
-                        "declares " + std::to_string(want));
-    } else if (c != channels) {
-      throw UserError(at_line(path, line_no) + ": the case has " + std::to_string(c) + " dimensions, earlier cases have " +
-                      std::to_string(channels) + "; every case needs the same number of dimensions");
-    }
-    std::vector<float> values;
-    for (std::int64_t d = 0; d < c; ++d) {
-      const auto fields = split(parts[static_cast<std::size_t>(d)], ',');
-      const auto len = static_cast<std::int64_t>(fields.size());
-      if (length < 0) length = len;
-      if (len != length)
-        throw UserError(at_line(path, line_no) + ": dimension " + std::to_string(d + 1) + " has " + std::to_string(len) +
-                        " values, earlier series have " + std::to_string(length) +
-                        "; series must have equal lengths (resample or pad them first)");
-      for (std::int64_t k = 0; k < len; ++k)
-        values.push_back(parse_value(fields[static_cast<std::size_t>(k)], path, line_no,
-                                     "value " + std::to_string(k + 1) + " of dimension " + std::to_string(d + 1)));
-    }
-    cases.push_back(std::move(values));
-    s.labels.push_back(label);
-    s.lines.push_back(line_no);
+    if (!in_data)
+      in_data = read_ts_header_line(line, path, line_no, header, s);
+    else
+      read_ts_case(line, path, line_no, header, length, channels, cases, s);
   }
   if (!in_data) throw UserError(path + ": no @data line; is this a sktime .ts file?");
   if (cases.empty()) throw UserError(path + ": no cases after @data");

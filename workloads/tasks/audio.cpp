@@ -36,107 +36,135 @@ double gate(double t, double a, double b, double ramp) {
   return 1.0;
 }
 
+// One event's place in its clip: amplitude, span (a to b, `len` long, ramped in and out)
+// and the clip's sampling.
+struct Event {
+  double level, sr, nyq, dur, len, a, b, ramp;
+  std::int64_t n;
+  // A frequency drawn between lo and hi (at most 0.9 of Nyquist).
+  double freq(Rng& rng, double lo, double hi) const { return lo + (std::min(hi, 0.9 * nyq) - lo) * rng.uniform(); }
+};
+
+// Tone cluster: 3-6 steady partials within one octave.
+void add_tone_cluster(const Event& e, Rng& rng, std::vector<double>& w) {
+  const double base = e.freq(rng, 200, 0.45 * e.nyq);
+  const int k = static_cast<int>(rng.between(3, 6));
+  for (int j = 0; j < k; ++j) {
+    const double f = base * (1.0 + rng.uniform()), ph = rng.uniform() * kTwoPi;
+    for (std::int64_t t = 0; t < e.n; ++t) {
+      const double time = static_cast<double>(t) / e.sr;
+      w[t] += e.level / k * gate(time, e.a, e.b, e.ramp) * psin(kTwoPi * f * time + ph);
+    }
+  }
+}
+
+// Chirp: linear sweep up or down over the event.
+void add_chirp(const Event& e, Rng& rng, std::vector<double>& w, bool down) {
+  double f1 = e.freq(rng, 150, 0.3 * e.nyq), f2 = e.freq(rng, 0.5 * e.nyq, 0.9 * e.nyq);
+  if (down) std::swap(f1, f2);
+  double phase = 0;
+  for (std::int64_t t = 0; t < e.n; ++t) {
+    const double time = static_cast<double>(t) / e.sr;
+    const double u = std::min(1.0, std::max(0.0, (time - e.a) / e.len));
+    phase += kTwoPi * (f1 + (f2 - f1) * u) / e.sr;
+    if (phase > kTwoPi) phase -= kTwoPi;
+    w[t] += e.level * gate(time, e.a, e.b, e.ramp) * psin(phase);
+  }
+}
+
+// Noise bursts: 2-5 short bursts of band-passed noise.
+void add_noise_bursts(const Event& e, Rng& rng, std::vector<double>& w) {
+  const int k = static_cast<int>(rng.between(2, 5));
+  for (int j = 0; j < k; ++j) {
+    const double bl = 0.05 + 0.15 * rng.uniform(), ba = (e.dur - bl) * rng.uniform();
+    // Two-pole resonator around fc (coefficients from portable cos).
+    const double fc = e.freq(rng, 300, 0.8 * e.nyq), r = 0.97;
+    const double c1 = 2 * r * pcos(kTwoPi * fc / e.sr), c2 = -r * r;
+    double y1 = 0, y2 = 0;
+    for (std::int64_t t = 0; t < e.n; ++t) {
+      const double time = static_cast<double>(t) / e.sr;
+      const double g = gate(time, ba, ba + bl, 0.005);
+      const double y = c1 * y1 + c2 * y2 + (g > 0 ? noise_normal(rng) : 0.0);
+      y2 = y1;
+      y1 = y;
+      w[t] += e.level * 0.15 * g * y;
+    }
+  }
+}
+
+// Tremolo tone: deep amplitude modulation at 3-15 Hz.
+void add_tremolo_tone(const Event& e, Rng& rng, std::vector<double>& w) {
+  const double f = e.freq(rng, 250, 0.6 * e.nyq), am = 3 + 12 * rng.uniform(), ph = rng.uniform() * kTwoPi;
+  for (std::int64_t t = 0; t < e.n; ++t) {
+    const double time = static_cast<double>(t) / e.sr;
+    const double m = 0.5 + 0.5 * psin(kTwoPi * am * time + ph);
+    w[t] += e.level * gate(time, e.a, e.b, e.ramp) * m * psin(kTwoPi * f * time);
+  }
+}
+
+// Harmonic buzz: f0 of 100-300 Hz with 8 harmonics falling as 1/h.
+void add_harmonic_buzz(const Event& e, Rng& rng, std::vector<double>& w) {
+  const double f0 = e.freq(rng, 100, 300);
+  for (std::int64_t t = 0; t < e.n; ++t) {
+    const double time = static_cast<double>(t) / e.sr;
+    const double g = gate(time, e.a, e.b, e.ramp);
+    if (g == 0) continue;
+    double v = 0;
+    for (int h = 1; h <= 8; ++h)
+      if (f0 * h < 0.9 * e.nyq) v += psin(kTwoPi * f0 * h * time) / h;
+    w[t] += e.level * 0.5 * g * v;
+  }
+}
+
+// Click train: short decaying clicks at 4-25 per second.
+void add_click_train(const Event& e, Rng& rng, std::vector<double>& w) {
+  const double rate = 4 + 21 * rng.uniform();
+  for (double tc = e.a; tc < e.b; tc += 1.0 / rate) {
+    const auto s0 = static_cast<std::int64_t>(tc * e.sr);
+    double amp = e.level * 1.5;
+    for (std::int64_t t = s0; t < std::min(e.n, s0 + 48); ++t) {
+      w[t] += amp * noise_normal(rng);
+      amp *= 0.85;
+    }
+  }
+}
+
+// Two-tone siren: alternates between two pitches every 0.08-0.25 s.
+void add_siren(const Event& e, Rng& rng, std::vector<double>& w) {
+  const double f1 = e.freq(rng, 400, 0.5 * e.nyq), f2 = f1 * (1.25 + 0.5 * rng.uniform());
+  const double period = 0.08 + 0.17 * rng.uniform();
+  double phase = 0;
+  for (std::int64_t t = 0; t < e.n; ++t) {
+    const double time = static_cast<double>(t) / e.sr;
+    const bool high = static_cast<std::int64_t>(std::floor((time - e.a) / period)) % 2 == 1;
+    phase += kTwoPi * (high ? f2 : f1) / e.sr;
+    if (phase > kTwoPi) phase -= kTwoPi;
+    w[t] += e.level * gate(time, e.a, e.b, e.ramp) * psin(phase);
+  }
+}
+
 // Adds one event of class `c` at amplitude `level` to w.
 void add_event(int c, double level, const Params& p, Rng& rng, std::vector<double>& w) {
-  const double sr = p.sample_rate, nyq = sr / 2, dur = static_cast<double>(w.size()) / sr;
-  const auto n = static_cast<std::int64_t>(w.size());
+  Event e;
+  e.level = level;
+  e.sr = p.sample_rate;
+  e.nyq = e.sr / 2;
+  e.dur = static_cast<double>(w.size()) / e.sr;
+  e.n = static_cast<std::int64_t>(w.size());
   // Event span: most of the clip, at a random place.
-  const double len = dur * (0.5 + 0.45 * rng.uniform());
-  const double a = (dur - len) * rng.uniform(), b = a + len, ramp = std::min(0.02, len / 4);
-  auto rand_freq = [&](double lo, double hi) { return lo + (std::min(hi, 0.9 * nyq) - lo) * rng.uniform(); };
+  e.len = e.dur * (0.5 + 0.45 * rng.uniform());
+  e.a = (e.dur - e.len) * rng.uniform();
+  e.b = e.a + e.len;
+  e.ramp = std::min(0.02, e.len / 4);
   switch (c) {
-    case 0: {  // tone cluster: 3-6 steady partials within one octave
-      const double base = rand_freq(200, 0.45 * nyq);
-      const int k = static_cast<int>(rng.between(3, 6));
-      for (int j = 0; j < k; ++j) {
-        const double f = base * (1.0 + rng.uniform()), ph = rng.uniform() * kTwoPi;
-        for (std::int64_t t = 0; t < n; ++t) {
-          const double time = static_cast<double>(t) / sr;
-          w[t] += level / k * gate(time, a, b, ramp) * psin(kTwoPi * f * time + ph);
-        }
-      }
-      break;
-    }
-    case 1:
-    case 2: {  // chirp: linear sweep up (1) or down (2) over the event
-      double f1 = rand_freq(150, 0.3 * nyq), f2 = rand_freq(0.5 * nyq, 0.9 * nyq);
-      if (c == 2) std::swap(f1, f2);
-      double phase = 0;
-      for (std::int64_t t = 0; t < n; ++t) {
-        const double time = static_cast<double>(t) / sr;
-        const double u = std::min(1.0, std::max(0.0, (time - a) / len));
-        phase += kTwoPi * (f1 + (f2 - f1) * u) / sr;
-        if (phase > kTwoPi) phase -= kTwoPi;
-        w[t] += level * gate(time, a, b, ramp) * psin(phase);
-      }
-      break;
-    }
-    case 3: {  // noise bursts: 2-5 short bursts of band-passed noise
-      const int k = static_cast<int>(rng.between(2, 5));
-      for (int j = 0; j < k; ++j) {
-        const double bl = 0.05 + 0.15 * rng.uniform(), ba = (dur - bl) * rng.uniform();
-        // Two-pole resonator around fc (coefficients from portable cos).
-        const double fc = rand_freq(300, 0.8 * nyq), r = 0.97;
-        const double c1 = 2 * r * pcos(kTwoPi * fc / sr), c2 = -r * r;
-        double y1 = 0, y2 = 0;
-        for (std::int64_t t = 0; t < n; ++t) {
-          const double time = static_cast<double>(t) / sr;
-          const double g = gate(time, ba, ba + bl, 0.005);
-          const double y = c1 * y1 + c2 * y2 + (g > 0 ? noise_normal(rng) : 0.0);
-          y2 = y1;
-          y1 = y;
-          w[t] += level * 0.15 * g * y;
-        }
-      }
-      break;
-    }
-    case 4: {  // tremolo tone: deep amplitude modulation at 3-15 Hz
-      const double f = rand_freq(250, 0.6 * nyq), am = 3 + 12 * rng.uniform(), ph = rng.uniform() * kTwoPi;
-      for (std::int64_t t = 0; t < n; ++t) {
-        const double time = static_cast<double>(t) / sr;
-        const double m = 0.5 + 0.5 * psin(kTwoPi * am * time + ph);
-        w[t] += level * gate(time, a, b, ramp) * m * psin(kTwoPi * f * time);
-      }
-      break;
-    }
-    case 5: {  // harmonic buzz: f0 of 100-300 Hz with 8 harmonics falling as 1/h
-      const double f0 = rand_freq(100, 300);
-      for (std::int64_t t = 0; t < n; ++t) {
-        const double time = static_cast<double>(t) / sr;
-        const double g = gate(time, a, b, ramp);
-        if (g == 0) continue;
-        double v = 0;
-        for (int h = 1; h <= 8; ++h)
-          if (f0 * h < 0.9 * nyq) v += psin(kTwoPi * f0 * h * time) / h;
-        w[t] += level * 0.5 * g * v;
-      }
-      break;
-    }
-    case 6: {  // click train: short decaying clicks at 4-25 per second
-      const double rate = 4 + 21 * rng.uniform();
-      for (double tc = a; tc < b; tc += 1.0 / rate) {
-        const auto s0 = static_cast<std::int64_t>(tc * sr);
-        double amp = level * 1.5;
-        for (std::int64_t t = s0; t < std::min(n, s0 + 48); ++t) {
-          w[t] += amp * noise_normal(rng);
-          amp *= 0.85;
-        }
-      }
-      break;
-    }
-    default: {  // two-tone siren: alternates between two pitches every 0.08-0.25 s
-      const double f1 = rand_freq(400, 0.5 * nyq), f2 = f1 * (1.25 + 0.5 * rng.uniform());
-      const double period = 0.08 + 0.17 * rng.uniform();
-      double phase = 0;
-      for (std::int64_t t = 0; t < n; ++t) {
-        const double time = static_cast<double>(t) / sr;
-        const bool high = static_cast<std::int64_t>(std::floor((time - a) / period)) % 2 == 1;
-        phase += kTwoPi * (high ? f2 : f1) / sr;
-        if (phase > kTwoPi) phase -= kTwoPi;
-        w[t] += level * gate(time, a, b, ramp) * psin(phase);
-      }
-      break;
-    }
+    case 0: return add_tone_cluster(e, rng, w);
+    case 1: return add_chirp(e, rng, w, /*down=*/false);
+    case 2: return add_chirp(e, rng, w, /*down=*/true);
+    case 3: return add_noise_bursts(e, rng, w);
+    case 4: return add_tremolo_tone(e, rng, w);
+    case 5: return add_harmonic_buzz(e, rng, w);
+    case 6: return add_click_train(e, rng, w);
+    default: return add_siren(e, rng, w);
   }
 }
 
