@@ -307,152 +307,193 @@ std::string stored_metric_name(const std::string& metric) {
   return "eval_" + metric;
 }
 
+namespace {
+
+// One [[claim]] table read into a ClaimSpec: its identity, the keys its kind takes, the task
+// and 'where' shared by its sides, and each side's cell selector.
+class ClaimTableReader {
+ public:
+  ClaimTableReader(const toml::table& t, const std::string& file) : t_(t), file_(file) {}
+
+  ClaimSpec read(std::set<std::string>& names) {
+    c_.where = location_of(t_, file_);
+    for (const auto& [k, node] : t_) {
+      const std::string key(k.str());
+      if (std::find(kClaimKeys.begin(), kClaimKeys.end(), key) == kClaimKeys.end())
+        throw UserError(key_at(k, file_), "unknown key '" + key + "' in [[claim]]" + suggestion(key, kClaimKeys));
+    }
+    read_identity(names);
+    if (c_.kind == ClaimKind::Better || c_.kind == ClaimKind::NotWorse)
+      read_paired_keys();
+    else if (c_.kind == ClaimKind::Scaling)
+      read_scaling_keys();
+    else
+      read_ratio_keys();
+    read_task_and_where();
+    c_.a = side("a");
+    if (c_.kind != ClaimKind::Scaling) c_.b = side("b");
+    return std::move(c_);
+  }
+
+ private:
+  void read_identity(std::set<std::string>& names) {
+    c_.name = required_string(t_, "name", file_, "[[claim]]", "a short identifier, e.g. \"maelre-beats-transformer\"");
+    if (!is_safe_name(c_.name) || c_.name.size() > 128)
+      throw UserError(location_of(*t_.get("name"), file_),
+                      "in [[claim]], 'name' may use only letters, digits, '.', '_' and '-' (at most 128 characters)");
+    if (!names.insert(c_.name).second)
+      throw UserError(location_of(*t_.get("name"), file_), "a claim named '" + c_.name + "' is already declared; names must be unique");
+    section_ = "[[claim]] '" + c_.name + "'";
+    c_.statement = required_string(t_, "statement", file_, section_, "the claim in words");
+    c_.source = required_string(t_, "source", file_, section_, "where it comes from, e.g. \"MAELRE (arXiv 2507.19409), Table 1\"");
+    kind_ = required_string(t_, "kind", file_, section_, "better, not-worse, scaling or ratio");
+    try {
+      c_.kind = claim_kind_from(kind_);
+    } catch (const std::invalid_argument&) {
+      throw UserError(location_of(*t_.get("kind"), file_),
+                      "in " + section_ + ", 'kind' has no value \"" + kind_ + "\"" +
+                          suggestion(kind_, {"better", "not-worse", "scaling", "ratio"}));
+    }
+    const std::string metric = required_string(t_, "metric", file_, section_,
+                                               "a task metric such as \"accuracy\", or a run figure such as \"peak_bytes\"");
+    c_.metric = stored_metric_name(metric);
+    c_.metric_where = location_of(*t_.get("metric"), file_);
+  }
+
+  // The kind decides which keys belong.
+  void forbid(const char* key, const std::string& why) const {
+    if (const toml::node* n = t_.get(key))
+      throw UserError(location_of(*n, file_), "in " + section_ + ", '" + key + "' does not apply to a " + kind_ + " claim (" + why + ")");
+  }
+  const toml::node& need(const char* key, const std::string& what) const {
+    const toml::node* n = t_.get(key);
+    if (!n) throw UserError(c_.where, section_ + " (" + kind_ + ") needs '" + key + "' (" + what + ")");
+    return *n;
+  }
+
+  void read_paired_keys() {
+    forbid("over", "it compares two cells");
+    forbid("slope", "it compares two cells");
+    forbid("at_most", "use kind = \"ratio\" for a factor");
+    forbid("at_least", "use kind = \"ratio\" for a factor");
+    if (const toml::node* n = t_.get("margin")) {
+      c_.margin = number_at(*n, file_, section_, "margin");
+      if (c_.margin < 0)
+        throw UserError(location_of(*n, file_), "in " + section_ + ", 'margin' must not be negative (it is a distance, in the metric's units)");
+    }
+    if (c_.kind == ClaimKind::NotWorse && !(c_.margin > 0))
+      throw UserError(t_.get("margin") ? location_of(*t_.get("margin"), file_) : c_.where,
+                      section_ + ": a not-worse claim needs 'margin' > 0 (how much worse still counts as not worse, in the metric's units)");
+  }
+
+  void read_scaling_keys() {
+    forbid("b", "it follows one model's cells over 'over'");
+    forbid("margin", "it claims a slope");
+    forbid("at_most", "use 'slope' = [lo, hi]");
+    forbid("at_least", "use 'slope' = [lo, hi]");
+    const toml::node& over = need("over", "\"seq_len\" or \"batch_size\"");
+    auto s = over.as_string();
+    if (!s || (s->get() != "seq_len" && s->get() != "batch_size"))
+      throw UserError(location_of(over, file_), "in " + section_ + ", 'over' must be \"seq_len\" or \"batch_size\"");
+    c_.over = s->get() == "seq_len" ? "task.seq_len" : "train.batch_size";
+    const toml::node& slope = need("slope", "the claimed range of the log-log slope, e.g. [0.9, 1.1] for linear");
+    auto arr = slope.as_array();
+    if (!arr || arr->size() != 2)
+      throw UserError(location_of(slope, file_), "in " + section_ + ", 'slope' must be a range [lo, hi] (e.g. [0.9, 1.1] for linear)");
+    c_.slope_lo = number_at((*arr)[0], file_, section_, "slope");
+    c_.slope_hi = number_at((*arr)[1], file_, section_, "slope");
+    if (!(c_.slope_lo <= c_.slope_hi))
+      throw UserError(location_of(slope, file_), "in " + section_ + ", 'slope' = [lo, hi] needs lo ≤ hi");
+  }
+
+  void read_ratio_keys() {
+    forbid("over", "it compares two cells");
+    forbid("slope", "it compares two cells");
+    forbid("margin", "a ratio claim states at_most and/or at_least");
+    for (const char* key : {"at_most", "at_least"})
+      if (const toml::node* n = t_.get(key)) {
+        const double v = number_at(*n, file_, section_, key);
+        if (!(v >= 1.0 / kLargestClaimNumber))
+          throw UserError(location_of(*n, file_), "in " + section_ + ", '" + key + "' must be a positive factor (A / B), at least 1e-15");
+        (std::string(key) == "at_most" ? c_.at_most : c_.at_least) = v;
+      }
+    if (!c_.at_most && !c_.at_least)
+      throw UserError(c_.where, section_ + " (ratio) needs 'at_most' and/or 'at_least': the claimed bound on mean(A) / mean(B)");
+    if (c_.at_most && c_.at_least && *c_.at_least > *c_.at_most)
+      throw UserError(location_of(*t_.get("at_least"), file_), "in " + section_ + ", 'at_least' is above 'at_most'");
+  }
+
+  // The task and the 'where' options both sides share.
+  void read_task_and_where() {
+    if (const toml::node* n = t_.get("task")) {
+      auto s = n->as_string();
+      if (!s) throw UserError(location_of(*n, file_), "in " + section_ + ", 'task' must be a task name (a string)");
+      task_ = s->get();
+      if (!TaskRegistry::instance().find(task_))
+        throw UserError(location_of(*n, file_),
+                        "in " + section_ + ", unknown task '" + task_ + "'" + suggestion(task_, TaskRegistry::instance().names()));
+    }
+    if (!task_.empty()) common_.emplace_back("task.name", task_);
+    if (const toml::node* n = t_.get("where")) {
+      where_ = n->as_table();
+      if (!where_)
+        throw UserError(location_of(*n, file_), "in " + section_ + ", 'where' must be a table of option = value, e.g. where = { seq_len = 256 }");
+      if (where_->get("model"))
+        throw UserError(location_of(*where_->get("model"), file_), "in " + section_ + ", name the model in 'a' and 'b', not in 'where'");
+    }
+  }
+
+  // Side `key` ("a" or "b"): its model, the shared task and 'where', and its own options.
+  CellSelector side(const char* key) const {
+    CellSelector sel;
+    const toml::node& n = need(key, std::string("the cell(s) ") + (key[0] == 'a' ? "A" : "B") +
+                                        ": a table such as { model = \"maelre\", attention = \"auto\" }");
+    const toml::table* st = n.as_table();
+    if (!st) throw UserError(location_of(n, file_), "in " + section_ + ", '" + key + "' must be a table such as { model = \"maelre\" }");
+    sel.where = location_of(n, file_);
+    const toml::node* m = st->get("model");
+    if (!m || !m->as_string())
+      throw UserError(sel.where, "in " + section_ + ", '" + key + "' needs model = \"<name>\" (lrbench list models)");
+    const std::string model = m->as_string()->get();
+    if (!ModelRegistry::instance().find(model))
+      throw UserError(location_of(*m, file_), "in " + section_ + ", unknown model '" + model + "'" +
+                                                  suggestion(model, ModelRegistry::instance().names()));
+    if (st->get("task"))
+      throw UserError(location_of(*st->get("task"), file_), "in " + section_ + ", name the task once, at the claim's top level ('task')");
+    sel.match = common_;
+    sel.match_where.assign(common_.size(), t_.get("task") ? location_of(*t_.get("task"), file_) : sel.where);
+    sel.match.emplace_back("model.name", model);
+    sel.match_where.push_back(location_of(*m, file_));
+    const SelectorReader reader(file_, section_, TaskRegistry::instance().names());
+    if (where_) reader.read(*where_, model, task_, "'where'", sel);
+    reader.read(*st, model, task_, "'" + std::string(key) + "'", sel);
+    std::set<std::string> seen;
+    for (const auto& [path, v] : sel.match)
+      if (!seen.insert(path).second)
+        throw UserError(sel.where, "in " + section_ + ", '" + path_name(path) + "' is given twice for '" + key + "' (in 'where' and in '" + key + "')");
+    if (c_.kind == ClaimKind::Scaling && seen.count(c_.over))
+      throw UserError(sel.where, "in " + section_ + ", '" + key + "' fixes '" + path_name(c_.over) + "', the axis the claim scales over");
+    sel.label = selector_label(sel.match) + (sel.variant.empty() ? "" : " variant=" + sel.variant);
+    return sel;
+  }
+
+  const toml::table& t_;
+  const std::string& file_;
+  ClaimSpec c_;
+  std::string section_, kind_, task_;
+  std::vector<std::pair<std::string, json>> common_;
+  const toml::table* where_ = nullptr;
+};
+
+}  // namespace
+
 std::vector<ClaimSpec> parse_claims(const toml::array& claims, const std::string& file) {
   std::vector<ClaimSpec> out;
   std::set<std::string> names;
   for (const auto& el : claims) {
     const toml::table* t = el.as_table();
     if (!t) throw UserError(location_of(el, file), "'claim' must be a table: write [[claim]]");
-    ClaimSpec c;
-    c.where = location_of(*t, file);
-    for (const auto& [k, node] : *t) {
-      const std::string key(k.str());
-      if (std::find(kClaimKeys.begin(), kClaimKeys.end(), key) == kClaimKeys.end())
-        throw UserError(key_at(k, file), "unknown key '" + key + "' in [[claim]]" + suggestion(key, kClaimKeys));
-    }
-    const std::string section0 = "[[claim]]";
-    c.name = required_string(*t, "name", file, section0, "a short identifier, e.g. \"maelre-beats-transformer\"");
-    if (!is_safe_name(c.name) || c.name.size() > 128)
-      throw UserError(location_of(*t->get("name"), file),
-                      "in [[claim]], 'name' may use only letters, digits, '.', '_' and '-' (at most 128 characters)");
-    if (!names.insert(c.name).second)
-      throw UserError(location_of(*t->get("name"), file), "a claim named '" + c.name + "' is already declared; names must be unique");
-    const std::string section = "[[claim]] '" + c.name + "'";
-    c.statement = required_string(*t, "statement", file, section, "the claim in words");
-    c.source = required_string(*t, "source", file, section, "where it comes from, e.g. \"MAELRE (arXiv 2507.19409), Table 1\"");
-    const std::string kind = required_string(*t, "kind", file, section, "better, not-worse, scaling or ratio");
-    try {
-      c.kind = claim_kind_from(kind);
-    } catch (const std::invalid_argument&) {
-      throw UserError(location_of(*t->get("kind"), file),
-                      "in " + section + ", 'kind' has no value \"" + kind + "\"" +
-                          suggestion(kind, {"better", "not-worse", "scaling", "ratio"}));
-    }
-    const std::string metric = required_string(*t, "metric", file, section,
-                                               "a task metric such as \"accuracy\", or a run figure such as \"peak_bytes\"");
-    c.metric = stored_metric_name(metric);
-    c.metric_where = location_of(*t->get("metric"), file);
-
-    // The kind decides which keys belong.
-    auto forbid = [&](const char* key, const std::string& why) {
-      if (const toml::node* n = t->get(key))
-        throw UserError(location_of(*n, file), "in " + section + ", '" + key + "' does not apply to a " + kind + " claim (" + why + ")");
-    };
-    auto need = [&](const char* key, const std::string& what) -> const toml::node& {
-      const toml::node* n = t->get(key);
-      if (!n) throw UserError(c.where, section + " (" + kind + ") needs '" + key + "' (" + what + ")");
-      return *n;
-    };
-    const bool paired = c.kind == ClaimKind::Better || c.kind == ClaimKind::NotWorse;
-    if (paired) {
-      forbid("over", "it compares two cells");
-      forbid("slope", "it compares two cells");
-      forbid("at_most", "use kind = \"ratio\" for a factor");
-      forbid("at_least", "use kind = \"ratio\" for a factor");
-      if (const toml::node* n = t->get("margin")) {
-        c.margin = number_at(*n, file, section, "margin");
-        if (c.margin < 0) throw UserError(location_of(*n, file), "in " + section + ", 'margin' must not be negative (it is a distance, in the metric's units)");
-      }
-      if (c.kind == ClaimKind::NotWorse && !(c.margin > 0))
-        throw UserError(t->get("margin") ? location_of(*t->get("margin"), file) : c.where,
-                        section + ": a not-worse claim needs 'margin' > 0 (how much worse still counts as not worse, in the metric's units)");
-    } else if (c.kind == ClaimKind::Scaling) {
-      forbid("b", "it follows one model's cells over 'over'");
-      forbid("margin", "it claims a slope");
-      forbid("at_most", "use 'slope' = [lo, hi]");
-      forbid("at_least", "use 'slope' = [lo, hi]");
-      const toml::node& over = need("over", "\"seq_len\" or \"batch_size\"");
-      auto s = over.as_string();
-      if (!s || (s->get() != "seq_len" && s->get() != "batch_size"))
-        throw UserError(location_of(over, file), "in " + section + ", 'over' must be \"seq_len\" or \"batch_size\"");
-      c.over = s->get() == "seq_len" ? "task.seq_len" : "train.batch_size";
-      const toml::node& slope = need("slope", "the claimed range of the log-log slope, e.g. [0.9, 1.1] for linear");
-      auto arr = slope.as_array();
-      if (!arr || arr->size() != 2)
-        throw UserError(location_of(slope, file), "in " + section + ", 'slope' must be a range [lo, hi] (e.g. [0.9, 1.1] for linear)");
-      c.slope_lo = number_at((*arr)[0], file, section, "slope");
-      c.slope_hi = number_at((*arr)[1], file, section, "slope");
-      if (!(c.slope_lo <= c.slope_hi))
-        throw UserError(location_of(slope, file), "in " + section + ", 'slope' = [lo, hi] needs lo ≤ hi");
-    } else {
-      forbid("over", "it compares two cells");
-      forbid("slope", "it compares two cells");
-      forbid("margin", "a ratio claim states at_most and/or at_least");
-      for (const char* key : {"at_most", "at_least"})
-        if (const toml::node* n = t->get(key)) {
-          const double v = number_at(*n, file, section, key);
-          if (!(v >= 1.0 / kLargestClaimNumber))
-            throw UserError(location_of(*n, file), "in " + section + ", '" + key + "' must be a positive factor (A / B), at least 1e-15");
-          (std::string(key) == "at_most" ? c.at_most : c.at_least) = v;
-        }
-      if (!c.at_most && !c.at_least)
-        throw UserError(c.where, section + " (ratio) needs 'at_most' and/or 'at_least': the claimed bound on mean(A) / mean(B)");
-      if (c.at_most && c.at_least && *c.at_least > *c.at_most)
-        throw UserError(location_of(*t->get("at_least"), file), "in " + section + ", 'at_least' is above 'at_most'");
-    }
-
-    std::string task;
-    if (const toml::node* n = t->get("task")) {
-      auto s = n->as_string();
-      if (!s) throw UserError(location_of(*n, file), "in " + section + ", 'task' must be a task name (a string)");
-      task = s->get();
-      if (!TaskRegistry::instance().find(task))
-        throw UserError(location_of(*n, file), "in " + section + ", unknown task '" + task + "'" + suggestion(task, TaskRegistry::instance().names()));
-    }
-    const SelectorReader reader(file, section, TaskRegistry::instance().names());
-    std::vector<std::pair<std::string, json>> common;
-    if (!task.empty()) common.emplace_back("task.name", task);
-    const toml::table* where_table = nullptr;
-    if (const toml::node* n = t->get("where")) {
-      where_table = n->as_table();
-      if (!where_table)
-        throw UserError(location_of(*n, file), "in " + section + ", 'where' must be a table of option = value, e.g. where = { seq_len = 256 }");
-      if (where_table->get("model"))
-        throw UserError(location_of(*where_table->get("model"), file), "in " + section + ", name the model in 'a' and 'b', not in 'where'");
-    }
-    auto side = [&](const char* key) {
-      CellSelector sel;
-      const toml::node& n = need(key, std::string("the cell(s) ") + (key[0] == 'a' ? "A" : "B") +
-                                           ": a table such as { model = \"maelre\", attention = \"auto\" }");
-      const toml::table* st = n.as_table();
-      if (!st) throw UserError(location_of(n, file), "in " + section + ", '" + key + "' must be a table such as { model = \"maelre\" }");
-      sel.where = location_of(n, file);
-      const toml::node* m = st->get("model");
-      if (!m || !m->as_string())
-        throw UserError(sel.where, "in " + section + ", '" + key + "' needs model = \"<name>\" (lrbench list models)");
-      const std::string model = m->as_string()->get();
-      if (!ModelRegistry::instance().find(model))
-        throw UserError(location_of(*m, file), "in " + section + ", unknown model '" + model + "'" +
-                                                   suggestion(model, ModelRegistry::instance().names()));
-      if (st->get("task")) throw UserError(location_of(*st->get("task"), file), "in " + section + ", name the task once, at the claim's top level ('task')");
-      sel.match = common;
-      sel.match_where.assign(common.size(), t->get("task") ? location_of(*t->get("task"), file) : sel.where);
-      sel.match.emplace_back("model.name", model);
-      sel.match_where.push_back(location_of(*m, file));
-      if (where_table) reader.read(*where_table, model, task, "'where'", sel);
-      reader.read(*st, model, task, "'" + std::string(key) + "'", sel);
-      std::set<std::string> seen;
-      for (const auto& [path, v] : sel.match)
-        if (!seen.insert(path).second)
-          throw UserError(sel.where, "in " + section + ", '" + path_name(path) + "' is given twice for '" + key + "' (in 'where' and in '" + key + "')");
-      if (c.kind == ClaimKind::Scaling && seen.count(c.over))
-        throw UserError(sel.where, "in " + section + ", '" + key + "' fixes '" + path_name(c.over) + "', the axis the claim scales over");
-      sel.label = selector_label(sel.match) + (sel.variant.empty() ? "" : " variant=" + sel.variant);
-      return sel;
-    };
-    c.a = side("a");
-    if (c.kind != ClaimKind::Scaling) c.b = side("b");
-    out.push_back(std::move(c));
+    out.push_back(ClaimTableReader(*t, file).read(names));
   }
   return out;
 }

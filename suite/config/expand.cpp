@@ -117,8 +117,10 @@ std::int64_t count_runs_upper_bound(const SweepSpec& spec) {
   return times(times(times(tasks, models), combinations(spec.train)), static_cast<std::int64_t>(spec.sweep.seeds.size()));
 }
 
-ExpandedSweep expand_sweep(const SweepSpec& spec) {
-  // Counted before anything is built: a few large axes must not take the machine's memory.
+namespace {
+
+// Counted before anything is built: a few large axes must not take the machine's memory.
+void check_run_count(const SweepSpec& spec) {
   if (const std::int64_t n = count_runs_upper_bound(spec); n > spec.sweep.max_runs)
     throw UserError(SourceLocation{spec.file, 0, 0},
                     "the sweep expands to " +
@@ -129,22 +131,21 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
                         std::to_string(kMaxRunsLimit) + ")");
   if (spec.tasks.empty() || spec.models.empty())
     throw UserError(SourceLocation{spec.file, 0, 0}, "the sweep has no runs: it needs a [[task]] and a [[model]]");
-  check_ranks_per_run(spec);
-  ExpandedSweep out;
+}
+
+// One task setting the runs are made for.
+struct TaskState {
+  std::string name;
+  std::int64_t seq_len;
+  json options;
+  TaskInfo info;
+  std::string label;
+};
+
+// Every [[task]] table's settings; one that cannot be made is skipped with its reason, a
+// table with none that can is an error.
+std::vector<TaskState> expand_tasks(const SweepSpec& spec, std::vector<SkippedCombination>& skipped) {
   const auto& tasks = TaskRegistry::instance();
-  const auto& models = ModelRegistry::instance();
-
-  json train = json::object();
-  for (const auto& o : train_schema().options) train[o.name] = o.default_value;
-  const auto train_choices = cartesian(spec.train);
-
-  struct TaskState {
-    std::string name;
-    std::int64_t seq_len;
-    json options;
-    TaskInfo info;
-    std::string label;
-  };
   std::vector<TaskState> task_states;
   for (const auto& block : spec.tasks) {
     const TaskEntry& entry = *tasks.find(block.name);
@@ -170,10 +171,77 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
         }
       }
       if (!first_error) first_error = UserError(r.where, *r.error);
-      out.skipped.push_back({label, *r.error});
+      skipped.push_back({label, *r.error});
     }
     if (ok == 0) throw *first_error;
   }
+  return task_states;
+}
+
+// A run's expected cost in FLOPs (the queue hands out the costliest first): its training
+// steps, evaluations, a measurement's search, and its evaluation variants.
+double run_cost(double flops, const TrainSettings& settings, const SweepSpec& spec, const json& evaluate) {
+  const auto steps = static_cast<double>(settings.steps);
+  const auto batch = static_cast<double>(settings.batch_size);
+  const auto every = static_cast<double>(settings.eval_every);
+  const auto eval_size = static_cast<double>(settings.eval_size);
+  const double evals = (every > 0 ? std::floor(steps / every) : 0) + 1;
+  double cost = flops * (3.0 * steps * batch + evals * eval_size);
+  // A measurement: a few steps at the batch size, then a search up to the budget.
+  if (spec.measure) cost = flops * 3.0 * batch * (static_cast<double>(spec.measure->steps) + 1) * 8;
+  if (!evaluate.is_null()) {
+    // Each variant: a pass over the evaluation split beside the model as trained, then timings.
+    double timed = 0;
+    for (auto b : evaluate["batch_sizes"]) timed += b.get<double>();
+    const double passes = 2.0 * eval_size + timed * (evaluate["repeats"].get<double>() + evaluate["warmup"].get<double>());
+    cost += flops * passes * static_cast<double>(evaluate["variants"].size());
+  }
+  return cost;
+}
+
+// What identifies one run (its key is the digest of this JSON: run_spec.h).
+json run_identity(const TaskState& ts, const std::string& model, const json& model_options, const json& train, std::int64_t seed,
+                  const SweepSpec& spec, const json& evaluate) {
+  json s = {{"version", kRunSpecVersion},
+            {"task", {{"name", ts.name}, {"seq_len", ts.seq_len}, {"options", ts.options}}},
+            {"model", {{"name", model}, {"options", model_options}}},
+            {"train", train},
+            {"seed_index", seed},
+            {"base_seed", spec.sweep.base_seed},
+            {"device", spec.sweep.device}};
+  // Only measurement runs carry the key, so training runs keep their identity.
+  if (spec.measure) s["measure"] = spec.measure->to_json();
+  if (!evaluate.is_null()) s["evaluate"] = evaluate;
+  // The group size changes the arithmetic (how the gradient is summed), so it is part of
+  // the run; absent at 1, so single-rank runs keep their keys.
+  if (spec.sweep.ranks_per_run > 1) s["ranks_per_run"] = spec.sweep.ranks_per_run;
+  return s;
+}
+
+// Two blocks that resolve to the same experiment would run it once but count it twice.
+void check_no_duplicate_runs(const std::vector<RunSpec>& runs, const std::vector<SourceLocation>& run_origin) {
+  std::map<std::string, std::size_t> keys;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunSpec& r = runs[i];
+    auto [it, fresh] = keys.emplace(r.key, i);
+    if (!fresh)
+      throw UserError(run_origin[i], "this table describes the same run as an earlier one (" + r.model_name() + " on " +
+                                         r.task_name() + " seq_len " + std::to_string(r.seq_len()) + ", seed " +
+                                         std::to_string(r.seed_index()) + "); remove the duplicate");
+  }
+}
+
+}  // namespace
+
+ExpandedSweep expand_sweep(const SweepSpec& spec) {
+  check_run_count(spec);
+  check_ranks_per_run(spec);
+  ExpandedSweep out;
+  const auto& models = ModelRegistry::instance();
+  json train = json::object();
+  for (const auto& o : train_schema().options) train[o.name] = o.default_value;
+  const auto train_choices = cartesian(spec.train);
+  const std::vector<TaskState> task_states = expand_tasks(spec, out.skipped);
 
   std::vector<SourceLocation> run_origin;  // the [[model]] table each run came from
   std::vector<std::size_t> model_ok(spec.models.size(), 0);
@@ -206,38 +274,9 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
         for (const auto& tchoice : train_choices) {
           json tr = train;
           for (const auto& [axis, v] : tchoice) tr[axis->name] = v;
-          const TrainSettings settings = TrainSettings::from_json(tr);
-          const auto steps = static_cast<double>(settings.steps);
-          const auto batch = static_cast<double>(settings.batch_size);
-          const auto every = static_cast<double>(settings.eval_every);
-          const auto eval_size = static_cast<double>(settings.eval_size);
-          const double evals = (every > 0 ? std::floor(steps / every) : 0) + 1;
-          double cost = flops * (3.0 * steps * batch + evals * eval_size);
-          // A measurement: a few steps at the batch size, then a search up to the budget.
-          if (spec.measure) cost = flops * 3.0 * batch * (static_cast<double>(spec.measure->steps) + 1) * 8;
-          if (!evaluate.is_null()) {
-            // Each variant: a pass over the evaluation split beside the model as trained, then timings.
-            double timed = 0;
-            for (auto b : evaluate["batch_sizes"]) timed += b.get<double>();
-            const double passes = 2.0 * eval_size +
-                                  timed * (evaluate["repeats"].get<double>() + evaluate["warmup"].get<double>());
-            cost += flops * passes * static_cast<double>(evaluate["variants"].size());
-          }
+          const double cost = run_cost(flops, TrainSettings::from_json(tr), spec, evaluate);
           for (std::int64_t seed : spec.sweep.seeds) {
-            json s = {{"version", kRunSpecVersion},
-                      {"task", {{"name", ts.name}, {"seq_len", ts.seq_len}, {"options", ts.options}}},
-                      {"model", {{"name", block.name}, {"options", r.options}}},
-                      {"train", tr},
-                      {"seed_index", seed},
-                      {"base_seed", spec.sweep.base_seed},
-                      {"device", spec.sweep.device}};
-            // Only measurement runs carry the key, so training runs keep their identity.
-            if (spec.measure) s["measure"] = spec.measure->to_json();
-            if (!evaluate.is_null()) s["evaluate"] = evaluate;
-            // The group size changes the arithmetic (how the gradient is summed), so it is
-            // part of the run; absent at 1, so single-rank runs keep their keys.
-            if (spec.sweep.ranks_per_run > 1) s["ranks_per_run"] = spec.sweep.ranks_per_run;
-            RunSpec run = make_run_spec(std::move(s), ts.info, cost);
+            RunSpec run = make_run_spec(run_identity(ts, block.name, r.options, tr, seed, spec, evaluate), ts.info, cost);
             run.index = static_cast<std::int64_t>(out.runs.size());
             out.runs.push_back(std::move(run));
             run_origin.push_back(block.where);
@@ -248,17 +287,7 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
   }
   for (std::size_t mi = 0; mi < spec.models.size(); ++mi)
     if (model_ok[mi] == 0 && model_error[mi]) throw *model_error[mi];
-
-  // Two blocks that resolve to the same experiment would run it once but count it twice.
-  std::map<std::string, std::size_t> keys;
-  for (std::size_t i = 0; i < out.runs.size(); ++i) {
-    const RunSpec& r = out.runs[i];
-    auto [it, fresh] = keys.emplace(r.key, i);
-    if (!fresh)
-      throw UserError(run_origin[i], "this table describes the same run as an earlier one (" + r.model_name() + " on " +
-                                         r.task_name() + " seq_len " + std::to_string(r.seq_len()) + ", seed " +
-                                         std::to_string(r.seed_index()) + "); remove the duplicate");
-  }
+  check_no_duplicate_runs(out.runs, run_origin);
   out.claims = spec.claims;
   check_claims(out.claims, out.runs, spec.measure.has_value());
   return out;

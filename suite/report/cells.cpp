@@ -107,35 +107,50 @@ bool same_revision_and_device(const RunRecord& a, const RunRecord& b) {
 
 }  // namespace
 
-std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::string& metric) {
-  // Entrants: per model name, the model options that vary between its runs of one task
-  // (any task). Within a task, so that options a model derives from the task (input
-  // channels, classes) do not split one entrant into one per task.
-  //
-  // varying_paths depends only on which settings (task, model, train) occur, so each is
-  // passed once: the many seeds of one setting (100,000 runs of a few dozen) are not
-  // looked at again. setting_of[i] is run i's setting.
-  std::vector<std::size_t> setting_of(runs.size());
-  std::vector<const RunRecord*> settings;  // the first run of each
-  {
-    // Writing the keys is a walk through every run's spec: on every core.
-    std::vector<std::string> keys(runs.size());
-    parallel_for(runs.size(), [&](std::size_t i) {
-      const nlohmann::json& s = runs[i].spec;
-      keys[i] = s.at("task").dump() + '\n' + s.at("model").dump() + '\n' + s.at("train").dump();
-    });
-    std::unordered_map<std::string_view, std::size_t> setting_index;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      const auto [it, fresh] = setting_index.emplace(keys[i], settings.size());
-      if (fresh) settings.push_back(&runs[i]);
-      setting_of[i] = it->second;
-    }
+namespace {
+
+// The distinct settings (task, model, train) among the runs: varying_paths depends only on
+// which settings occur, so each is passed once and the many seeds of one setting (100,000
+// runs of a few dozen) are not looked at again. setting_of[i] is run i's setting.
+struct DistinctSettings {
+  std::vector<std::size_t> setting_of;
+  std::vector<const RunRecord*> first_runs;  // the first run of each
+};
+
+DistinctSettings distinct_settings(const std::vector<RunRecord>& runs) {
+  DistinctSettings d;
+  d.setting_of.resize(runs.size());
+  // Writing the keys is a walk through every run's spec: on every core.
+  std::vector<std::string> keys(runs.size());
+  parallel_for(runs.size(), [&](std::size_t i) {
+    const nlohmann::json& s = runs[i].spec;
+    keys[i] = s.at("task").dump() + '\n' + s.at("model").dump() + '\n' + s.at("train").dump();
+  });
+  std::unordered_map<std::string_view, std::size_t> setting_index;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto [it, fresh] = setting_index.emplace(keys[i], d.first_runs.size());
+    if (fresh) d.first_runs.push_back(&runs[i]);
+    d.setting_of[i] = it->second;
   }
+  return d;
+}
+
+// Which spec paths tell cells apart: per model, the model options that vary between its
+// runs of one task (within a task, so that options a model derives from the task — input
+// channels, classes — do not split one entrant into one per task); per task, the task and
+// train settings that vary, the base seed and the group size where they do; and each
+// path's short name.
+struct CellPaths {
+  std::map<std::string, std::vector<std::string>> model_paths, condition_paths;
+  std::map<std::string, std::string> names;
+};
+
+CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const RunRecord*>& first_runs) {
   std::map<std::string, std::vector<const nlohmann::json*>> specs_by_task;
   std::map<std::pair<std::string, std::string>, std::vector<const nlohmann::json*>> specs_by_task_model;
   std::map<std::string, std::set<std::uint64_t>> base_seeds_by_task;
   std::map<std::string, std::set<int>> ranks_by_task;  // ranks_per_run (absent: 1)
-  for (const RunRecord* r : settings) {
+  for (const RunRecord* r : first_runs) {
     specs_by_task[task_of(*r)].push_back(&r->spec);
     specs_by_task_model[{task_of(*r), model_of(*r)}].push_back(&r->spec);
   }
@@ -143,16 +158,16 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
     base_seeds_by_task[task_of(r)].insert(r.spec.value("base_seed", std::uint64_t{0}));
     ranks_by_task[task_of(r)].insert(r.spec.value("ranks_per_run", 1));
   }
-  std::map<std::string, std::vector<std::string>> model_paths, condition_paths;
+  CellPaths out;
   std::set<std::string> all_paths;
   for (const auto& [task_model, specs] : specs_by_task_model) {
-    auto& paths = model_paths[task_model.second];
+    auto& paths = out.model_paths[task_model.second];
     for (const auto& p : with_prefix(varying_paths(specs), {"model."}))
       if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
     all_paths.insert(paths.begin(), paths.end());
   }
   for (const auto& [task, specs] : specs_by_task) {
-    auto& paths = condition_paths[task];
+    auto& paths = out.condition_paths[task];
     paths = with_prefix(varying_paths(specs), {"task.", "train."});
     // Seed index s of two base seeds is two different experiments: keep them apart.
     if (base_seeds_by_task[task].size() > 1) paths.push_back("base_seed");
@@ -161,121 +176,126 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
     if (ranks_by_task[task].size() > 1) paths.push_back("ranks_per_run");
     all_paths.insert(paths.begin(), paths.end());
   }
-  const auto names = short_names(all_paths);
-  auto value_of = [](const nlohmann::json& spec, const std::string& path) {
-    if (path == "ranks_per_run") return nlohmann::json(spec.value("ranks_per_run", 1));
-    return path == "base_seed" ? spec.at("base_seed") : value_at_path(spec, path);
-  };
+  out.names = short_names(all_paths);
+  return out;
+}
 
-  std::map<std::string, std::string> metric_by_task;
-  for (const auto& [task, specs] : specs_by_task) metric_by_task[task] = metric_of(runs, task, metric);
+nlohmann::json value_of(const nlohmann::json& spec, const std::string& path) {
+  if (path == "ranks_per_run") return nlohmann::json(spec.value("ranks_per_run", 1));
+  return path == "base_seed" ? spec.at("base_seed") : value_at_path(spec, path);
+}
 
-  std::map<std::string, std::size_t> index;  // cell id -> position in cells
-  std::vector<Cell> cells;
-  const auto cell_index = [&](const RunRecord& r) {
+// The cells found so far, each named by its task, model, entrant options and condition.
+class CellIndex {
+ public:
+  CellIndex(const CellPaths& paths, std::map<std::string, std::string> metric_by_task)
+      : paths_(paths), metric_by_task_(std::move(metric_by_task)) {}
+
+  // The position of run r's cell, added when new.
+  std::size_t of(const RunRecord& r) {
     Cell probe;
     probe.task = task_of(r);
     probe.model = model_of(r);
-    probe.metric = metric_by_task[probe.task];
-    for (const auto& path : model_paths[probe.model]) {
+    probe.metric = metric_by_task_[probe.task];
+    for (const auto& path : paths_.model_paths.at(probe.model)) {
       const auto v = value_of(r.spec, path);
-      if (!v.is_null()) probe.model_options[names.at(path)] = v;
+      if (!v.is_null()) probe.model_options[paths_.names.at(path)] = v;
     }
-    for (const auto& path : condition_paths[probe.task]) {
+    for (const auto& path : paths_.condition_paths.at(probe.task)) {
       const auto v = value_of(r.spec, path);
       if (v.is_null()) continue;
-      probe.condition[names.at(path)] = v;
-      if (path != "task.seq_len") probe.condition_without_seq_len[names.at(path)] = v;
+      probe.condition[paths_.names.at(path)] = v;
+      if (path != "task.seq_len") probe.condition_without_seq_len[paths_.names.at(path)] = v;
     }
     const std::string id = probe.task + "\n" + probe.model + "\n" + probe.model_options.dump() + "\n" + probe.condition.dump();
-    auto [it, fresh] = index.emplace(id, cells.size());
+    auto [it, fresh] = index_.emplace(id, cells_.size());
     if (fresh) {
       const std::string options = label_of(probe.model_options);
       probe.entrant = options.empty() ? probe.model : probe.model + " " + options;
       probe.condition_label = label_of(probe.condition);
       probe.seq_len = r.spec.at("task").at("seq_len").get<std::int64_t>();
-      cells.push_back(std::move(probe));
+      cells_.push_back(std::move(probe));
     }
     return it->second;
-  };
-  // The cell of a setting and base seed, once found: their runs differ only in the seed.
-  std::unordered_map<std::string, std::size_t> cell_of_setting;
-  std::vector<std::vector<const RunRecord*>> runs_of_cell;  // in the runs' order
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const RunRecord& r = runs[i];
-    const auto base_seed = r.spec.find("base_seed");
-    const std::string setting = std::to_string(setting_of[i]) +
-                                (base_seed == r.spec.end() ? std::string() : " " + base_seed->dump()) + " " +
-                                std::to_string(r.spec.value("ranks_per_run", 1));
-    auto known = cell_of_setting.find(setting);
-    if (known == cell_of_setting.end()) known = cell_of_setting.emplace(setting, cell_index(r)).first;
-    runs_of_cell.resize(cells.size());
-    runs_of_cell[known->second].push_back(&r);
   }
-  // Each cell from its own runs, in their order, the cells on every core.
-  parallel_for(cells.size(), [&](std::size_t c) {
-    Cell& cell = cells[c];
-    std::unordered_map<std::int64_t, const std::string*> run_of_seed;  // the run of each seed
-    // A value per run at most: reserved, not grown (a million of them at 100,000 runs).
-    const std::size_t most = runs_of_cell[c].size();
-    cell.run_keys.reserve(most);
-    cell.values.reserve(most);
-    cell.chance.reserve(most);
-    for (const auto& em : efficiency_metrics()) cell.efficiency[em.name].reserve(most);
-    const RunRecord* labelled = nullptr;  // the last run whose revision and device were taken
-    for (const RunRecord* run : runs_of_cell[c]) {
-      const RunRecord& r = *run;
-      const auto seed = r.spec.at("seed_index").get<std::int64_t>();
-      if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
-        cell.threads.insert(r.provenance.at("threads").get<int>());
-      // Runs of a cell nearly always share both: labels are built only where one differs.
-      if (labelled == nullptr || !same_revision_and_device(*labelled, r)) {
-        if (const std::string rev = revision_of(r); !rev.empty()) cell.revisions.insert(rev);
-        cell.devices.insert(device_of(r));
-        labelled = &r;
-      }
+  std::size_t size() const { return cells_.size(); }
+  std::vector<Cell> take() { return std::move(cells_); }
 
-      // This run's index in run_keys, added there when it gives its first value.
-      std::optional<std::uint32_t> key_index;
-      const auto run_key = [&] {
-        if (!key_index) {
-          key_index = static_cast<std::uint32_t>(cell.run_keys.size());
-          cell.run_keys.push_back(r.key);
-        }
-        return *key_index;
-      };
-      if (auto ch = r.metrics.find("eval_chance"); ch != r.metrics.end() && std::isfinite(ch->second))
-        cell.chance.push_back({seed, ch->second, run_key()});
-      // One run per seed and cell: two would be the same seed twice (another device, say).
-      // Every run past this check becomes a value or a problem of the cell.
-      if (const auto [first, fresh] = run_of_seed.emplace(seed, &r.key); !fresh) {
-        cell.duplicates.push_back("seed " + std::to_string(seed) + " has two runs (" + first->second->substr(0, 12) +
-                                  ", " + r.key.substr(0, 12) + "); the first is used");
-        continue;
-      }
-      if (r.status != RunStatus::Ok) {
-        const bool failed = r.status == RunStatus::Failed;
-        ++(failed ? cell.failed : cell.stopped);
-        cell.problems.push_back({seed, r.key, failed ? "failed" : "stopped", r.error});
-        continue;
-      }
-      for (const auto& em : efficiency_metrics()) {
-        auto ev = r.metrics.find(em.name);
-        if (ev != r.metrics.end() && std::isfinite(ev->second)) cell.efficiency[em.name].push_back({seed, ev->second, run_key()});
-      }
-      auto mv = r.metrics.find(cell.metric);
-      if (mv == r.metrics.end() || !std::isfinite(mv->second)) {
-        ++cell.no_value;
-        cell.problems.push_back({seed, r.key, "no value",
-                                 mv == r.metrics.end() ? "no " + cell.metric + " recorded" : cell.metric + " is not finite"});
-        continue;
-      }
-      cell.values.push_back({seed, mv->second, run_key()});
+ private:
+  const CellPaths& paths_;
+  std::map<std::string, std::string> metric_by_task_;
+  std::map<std::string, std::size_t> index_;  // cell id -> position in cells_
+  std::vector<Cell> cells_;
+};
+
+// One cell's values, efficiency figures, chance levels, problems and labels, from its own
+// runs in their order.
+void fill_cell(Cell& cell, const std::vector<const RunRecord*>& runs) {
+  std::unordered_map<std::int64_t, const std::string*> run_of_seed;  // the run of each seed
+  // A value per run at most: reserved, not grown (a million of them at 100,000 runs).
+  const std::size_t most = runs.size();
+  cell.run_keys.reserve(most);
+  cell.values.reserve(most);
+  cell.chance.reserve(most);
+  for (const auto& em : efficiency_metrics()) cell.efficiency[em.name].reserve(most);
+  const RunRecord* labelled = nullptr;  // the last run whose revision and device were taken
+  for (const RunRecord* run : runs) {
+    const RunRecord& r = *run;
+    const auto seed = r.spec.at("seed_index").get<std::int64_t>();
+    if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
+      cell.threads.insert(r.provenance.at("threads").get<int>());
+    // Runs of a cell nearly always share both: labels are built only where one differs.
+    if (labelled == nullptr || !same_revision_and_device(*labelled, r)) {
+      if (const std::string rev = revision_of(r); !rev.empty()) cell.revisions.insert(rev);
+      cell.devices.insert(device_of(r));
+      labelled = &r;
     }
-  });
+
+    // This run's index in run_keys, added there when it gives its first value.
+    std::optional<std::uint32_t> key_index;
+    const auto run_key = [&] {
+      if (!key_index) {
+        key_index = static_cast<std::uint32_t>(cell.run_keys.size());
+        cell.run_keys.push_back(r.key);
+      }
+      return *key_index;
+    };
+    if (auto ch = r.metrics.find("eval_chance"); ch != r.metrics.end() && std::isfinite(ch->second))
+      cell.chance.push_back({seed, ch->second, run_key()});
+    // One run per seed and cell: two would be the same seed twice (another device, say).
+    // Every run past this check becomes a value or a problem of the cell.
+    if (const auto [first, fresh] = run_of_seed.emplace(seed, &r.key); !fresh) {
+      cell.duplicates.push_back("seed " + std::to_string(seed) + " has two runs (" + first->second->substr(0, 12) + ", " +
+                                r.key.substr(0, 12) + "); the first is used");
+      continue;
+    }
+    if (r.status != RunStatus::Ok) {
+      const bool failed = r.status == RunStatus::Failed;
+      ++(failed ? cell.failed : cell.stopped);
+      cell.problems.push_back({seed, r.key, failed ? "failed" : "stopped", r.error});
+      continue;
+    }
+    for (const auto& em : efficiency_metrics()) {
+      auto ev = r.metrics.find(em.name);
+      if (ev != r.metrics.end() && std::isfinite(ev->second)) cell.efficiency[em.name].push_back({seed, ev->second, run_key()});
+    }
+    auto mv = r.metrics.find(cell.metric);
+    if (mv == r.metrics.end() || !std::isfinite(mv->second)) {
+      ++cell.no_value;
+      cell.problems.push_back({seed, r.key, "no value",
+                               mv == r.metrics.end() ? "no " + cell.metric + " recorded" : cell.metric + " is not finite"});
+      continue;
+    }
+    cell.values.push_back({seed, mv->second, run_key()});
+  }
+}
+
+// Each cell's lists by seed, only the figures its runs recorded; the cells by task,
+// condition and entrant.
+void sort_cells(std::vector<Cell>& cells) {
   const auto by_seed = [](const auto& a, const auto& b) { return a.seed < b.seed; };
   for (auto& c : cells) {
-    for (auto it = c.efficiency.begin(); it != c.efficiency.end();)  // only the figures the runs recorded
+    for (auto it = c.efficiency.begin(); it != c.efficiency.end();)
       it = it->second.empty() ? c.efficiency.erase(it) : std::next(it);
     std::sort(c.values.begin(), c.values.end(), by_seed);
     std::sort(c.problems.begin(), c.problems.end(), by_seed);
@@ -286,6 +306,34 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
     if (a.condition != b.condition) return a.condition < b.condition;
     return a.entrant < b.entrant;
   });
+}
+
+}  // namespace
+
+std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::string& metric) {
+  const DistinctSettings settings = distinct_settings(runs);
+  const CellPaths paths = cell_paths(runs, settings.first_runs);
+  std::map<std::string, std::string> metric_by_task;
+  for (const auto& [task, condition] : paths.condition_paths) metric_by_task[task] = metric_of(runs, task, metric);
+  CellIndex index(paths, std::move(metric_by_task));
+  // The cell of a setting and base seed, once found: their runs differ only in the seed.
+  std::unordered_map<std::string, std::size_t> cell_of_setting;
+  std::vector<std::vector<const RunRecord*>> runs_of_cell;  // in the runs' order
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
+    const auto base_seed = r.spec.find("base_seed");
+    const std::string setting = std::to_string(settings.setting_of[i]) +
+                                (base_seed == r.spec.end() ? std::string() : " " + base_seed->dump()) + " " +
+                                std::to_string(r.spec.value("ranks_per_run", 1));
+    auto known = cell_of_setting.find(setting);
+    if (known == cell_of_setting.end()) known = cell_of_setting.emplace(setting, index.of(r)).first;
+    runs_of_cell.resize(index.size());
+    runs_of_cell[known->second].push_back(&r);
+  }
+  std::vector<Cell> cells = index.take();
+  // Each cell from its own runs, in their order, the cells on every core.
+  parallel_for(cells.size(), [&](std::size_t c) { fill_cell(cells[c], runs_of_cell[c]); });
+  sort_cells(cells);
   return cells;
 }
 

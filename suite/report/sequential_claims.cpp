@@ -249,171 +249,197 @@ struct ClaimState {
 
 std::string look_word(std::size_t k) { return fmt::format("look {}", k); }
 
-}  // namespace
-
-StudyJudgement judge_sequential_study(const SequentialSeeds& design, const std::vector<ClaimSpec>& claims,
-                                      const std::vector<RunRecord>& runs, bool budget_spent, const ClaimSettings& settings) {
-  StudyJudgement out;
-  out.look_seeds = design.look_seeds();
-  const std::vector<std::int64_t>& looks = out.look_seeds;
-  const std::size_t K = looks.size();
-  const double other_alpha = 1.0 - settings.bootstrap.confidence;
-  // Fine enough for the design's smallest step between looks (a builder refines itself when
-  // failures make a step smaller still).
-  const double spacing = std::min(0.05, std::sqrt(static_cast<double>(std::min(design.step, design.first)) /
-                                                  static_cast<double>(design.max)) / 5.0);
-
-  std::vector<ClaimState> st(claims.size());
-  std::size_t family = 0;
-  for (std::size_t i = 0; i < claims.size(); ++i) {
-    st[i].result.claim = claims[i];
-    st[i].result.higher_is_better = higher_is_better(claims[i].metric);
-    st[i].result.sequential = true;
-    st[i].in_family = claims[i].kind == ClaimKind::Better || claims[i].kind == ClaimKind::NotWorse;
-    if (st[i].in_family) ++family;
-  }
-  std::size_t family_rejected = 0;
-  auto level_of = [&](const ClaimState& s) {
-    return s.in_family ? settings.alpha / static_cast<double>(family - family_rejected) : other_alpha;
-  };
-  auto any_open = [&] { return std::any_of(st.begin(), st.end(), [](const ClaimState& s) { return s.open; }); };
-
-  WavePlan& plan = out.plan;
-  std::size_t k = 0;
-  for (; k < K && any_open(); ++k) {
-    const std::int64_t seeds = looks[k];
-    const bool last = k + 1 == K;
-    std::vector<std::optional<LookData>> data(claims.size());
-    bool complete = true;
+// The study judged look by look: each look tests the open claims whose cells have reached
+// its seeds, at their share of α (Holm within the better / not-worse family, the rest at
+// their own level) and the spending boundary of their information fraction.
+class SequentialJudge {
+ public:
+  SequentialJudge(const SequentialSeeds& design, const std::vector<ClaimSpec>& claims, const std::vector<RunRecord>& runs,
+                  const ClaimSettings& settings)
+      : design_(design), claims_(claims), runs_(runs), settings_(settings), looks_(design.look_seeds()), st_(claims.size()) {
+    // Fine enough for the design's smallest step between looks (a builder refines itself
+    // when failures make a step smaller still).
+    spacing_ = std::min(0.05, std::sqrt(static_cast<double>(std::min(design.step, design.first)) / static_cast<double>(design.max)) / 5.0);
     for (std::size_t i = 0; i < claims.size(); ++i) {
-      if (!st[i].open) continue;
-      data[i] = look_data(claims[i], st[i].result.higher_is_better, design, runs, seeds);
-      complete = complete && data[i]->complete;
+      st_[i].result.claim = claims[i];
+      st_[i].result.higher_is_better = higher_is_better(claims[i].metric);
+      st_[i].result.sequential = true;
+      st_[i].in_family = claims[i].kind == ClaimKind::Better || claims[i].kind == ClaimKind::NotWorse;
+      if (st_[i].in_family) ++family_;
     }
-    if (!complete) break;
+  }
 
-    // Which open claims this look tests, and at what information fraction.
+  StudyJudgement judge(bool budget_spent) {
+    StudyJudgement out;
+    out.look_seeds = looks_;
+    const std::size_t K = looks_.size();
+    std::size_t k = 0;
+    for (; k < K && any_open(); ++k) {
+      const std::optional<WavePlan::End> ended = judge_look(k);
+      if (!ended) break;  // the look's cells are not all finished
+      if (*ended != WavePlan::End::Running) {
+        out.plan.end = *ended;
+        ++k;
+        break;
+      }
+    }
+    finish_plan(k, budget_spent, out.plan);
+    for (std::size_t i = 0; i < claims_.size(); ++i) finish_result(i, k, out.plan);
+    for (auto& s : st_) out.claims.push_back(std::move(s.result));
+    return out;
+  }
+
+ private:
+  bool any_open() const { return std::any_of(st_.begin(), st_.end(), [](const ClaimState& s) { return s.open; }); }
+  double level_of(const ClaimState& s) const {
+    return s.in_family ? settings_.alpha / static_cast<double>(family_ - family_rejected_) : 1.0 - settings_.bootstrap.confidence;
+  }
+
+  // Look k: nothing when its cells are not all finished; else how the study stands after it
+  // (Running: go on to the next look).
+  std::optional<WavePlan::End> judge_look(std::size_t k) {
+    const std::int64_t seeds = looks_[k];
+    const bool last = k + 1 == looks_.size();
+    std::vector<std::optional<LookData>> data(claims_.size());
+    for (std::size_t i = 0; i < claims_.size(); ++i) {
+      if (!st_[i].open) continue;
+      data[i] = look_data(claims_[i], st_[i].result.higher_is_better, design_, runs_, seeds);
+      if (!data[i]->complete) return std::nullopt;
+    }
+    std::vector<double> fraction(claims_.size(), 0.0);
+    const std::vector<std::size_t> tested = claims_tested(data, last, fraction);
+    std::map<std::size_t, LookTest> tests;
+    std::map<std::size_t, std::pair<double, stats::SpendingBoundary>> used;  // level and boundary of each test
+    test_until_stable(tested, data, fraction, tests, used);
+    for (std::size_t i = 0; i < claims_.size(); ++i)
+      if (data[i]) record_look(i, k, seeds, *data[i], tests, used);
+    if (!any_open()) return WavePlan::End::AllDecided;
+    if (last) return WavePlan::End::MaxReached;
+    return WavePlan::End::Running;
+  }
+
+  // Which open claims this look tests, and at what information fraction.
+  std::vector<std::size_t> claims_tested(const std::vector<std::optional<LookData>>& data, bool last, std::vector<double>& fraction) {
     std::vector<std::size_t> tested;
-    std::vector<double> fraction(claims.size(), 0.0);
-    for (std::size_t i = 0; i < claims.size(); ++i) {
-      if (!st[i].open) continue;
-      ClaimState& s = st[i];
+    for (std::size_t i = 0; i < claims_.size(); ++i) {
+      if (!st_[i].open) continue;
+      ClaimState& s = st_[i];
       const LookData& L = *data[i];
       s.last_data = L;
-      if (!testable(claims[i], L)) continue;
+      if (!testable(claims_[i], L)) continue;
       const double t = last ? 1.0 : std::min(1.0, static_cast<double>(L.n) / static_cast<double>(std::max<std::size_t>(1, L.max_n)));
       if (L.exact || s.fractions.empty() || t > s.fractions.back()) {
         fraction[i] = t;
         tested.push_back(i);
       }
     }
-    // Judge the look; a decision in the Holm family raises the others' share: judge again.
-    std::map<std::size_t, LookTest> tests;
-    std::map<std::size_t, std::pair<double, stats::SpendingBoundary>> used;  // level and boundary of each test
+    return tested;
+  }
+
+  // Judge the look; a decision in the Holm family raises the others' share: judge again.
+  void test_until_stable(const std::vector<std::size_t>& tested, const std::vector<std::optional<LookData>>& data,
+                         const std::vector<double>& fraction, std::map<std::size_t, LookTest>& tests,
+                         std::map<std::size_t, std::pair<double, stats::SpendingBoundary>>& used) {
     for (bool changed = true; changed;) {
       changed = false;
       for (std::size_t i : tested) {
-        ClaimState& s = st[i];
+        ClaimState& s = st_[i];
         if (!s.open) continue;
         const LookData& L = *data[i];
         const double level = level_of(s);
         std::vector<double> fr = s.fractions;
         if (!L.exact) fr.push_back(fraction[i]);
-        const stats::SpendingBoundary b = L.exact ? stats::SpendingBoundary{} : boundary_for(level, fr, spacing);
+        const stats::SpendingBoundary b = L.exact ? stats::SpendingBoundary{} : boundary_for(level, fr, spacing_);
         const double nominal = L.exact ? 1.0 : b.nominal.back();
-        LookTest t = test_look(claims[i], s.result.higher_is_better, L, nominal);
+        LookTest t = test_look(claims_[i], s.result.higher_is_better, L, nominal);
         tests[i] = t;
         used[i] = {level, b};
         if (t.verdict == Verdict::Supported || t.verdict == Verdict::Refuted) {
           s.open = false;
           s.rejected = true;
           if (s.in_family) {
-            ++family_rejected;
+            ++family_rejected_;
             changed = true;
           }
         }
       }
     }
-    // Record the look for every claim it concerned; close what more seeds cannot decide.
-    for (std::size_t i = 0; i < claims.size(); ++i) {
-      if (!data[i]) continue;
-      ClaimState& s = st[i];
-      const LookData& L = *data[i];
-      ClaimLook look;
-      look.look = k + 1;
-      look.seeds = seeds;
-      look.n = L.n;
-      if (auto it = tests.find(i); it != tests.end()) {
-        const auto& [level, b] = used.at(i);
-        const LookTest& t = it->second;
-        look.estimate = t.estimate;
-        look.interval = t.interval;
-        look.alpha = level;
-        look.verdict = t.verdict;
-        if (L.exact) {
-          look.fraction = 1.0;
-          look.confidence = 1.0;
-        } else {
-          look.fraction = b.fractions.back();
-          look.z_boundary = b.z.back();
-          look.confidence = 1.0 - b.nominal.back();
-          s.fractions.push_back(b.fractions.back());
-        }
-        s.last_test = t;
-        s.last_level = level;
-        if (!s.rejected && L.exact) s.open = false;  // an exact tie: more seeds repeat it
-        if (s.rejected) {
-          s.result.stopped = fmt::format("decided at {} ({} seeds)", look_word(k + 1), seeds);
-        } else if (L.exact) {
-          s.result.stopped = fmt::format("closed at {}: an exact figure, the same on every seed", look_word(k + 1));
-        }
-      } else {
-        look.alpha = level_of(s);
-        look.verdict = L.scratch.verdict == Verdict::NotTested ? Verdict::NotTested : Verdict::Inconclusive;
-        if (L.failed_side) {
-          s.open = false;
-          s.result.stopped = fmt::format("closed at {}: a side has no run with a value (see the notes)", look_word(k + 1));
-        }
-      }
-      s.result.looks.push_back(look);
-    }
-    if (!any_open()) {
-      plan.end = WavePlan::End::AllDecided;
-      ++k;
-      break;
-    }
-    if (last) {
-      plan.end = WavePlan::End::MaxReached;
-      ++k;
-      break;
-    }
-  }
-  if (k == K && plan.end == WavePlan::End::Running) plan.end = any_open() ? WavePlan::End::MaxReached : WavePlan::End::AllDecided;
-  if (plan.end == WavePlan::End::Running && !any_open()) plan.end = WavePlan::End::AllDecided;
-  plan.looks_done = k;
-  if (plan.end == WavePlan::End::Running && budget_spent) plan.end = WavePlan::End::BudgetSpent;
-  if (plan.end == WavePlan::End::Running) {
-    plan.wave_seeds = looks[k];
-    plan.next_wave_seeds = k + 1 < K ? looks[k + 1] : 0;
-    for (std::size_t i = 0; i < claims.size(); ++i)
-      if (st[i].open) plan.open.push_back(i);
-    plan.summary = fmt::format("look {} of {}: {} claim(s) open, their cells run to {} seeds", k + 1, K, plan.open.size(),
-                               plan.wave_seeds);
-  } else {
-    plan.summary = fmt::format("ended after {} of {} looks: {}", k, K, wave_end_name(plan.end));
   }
 
-  // Each claim's result: from the look that decided it, or the last that tested it.
-  for (std::size_t i = 0; i < claims.size(); ++i) {
-    ClaimState& s = st[i];
+  // Record the look for a claim it concerned; close what more seeds cannot decide.
+  void record_look(std::size_t i, std::size_t k, std::int64_t seeds, const LookData& L, const std::map<std::size_t, LookTest>& tests,
+                   const std::map<std::size_t, std::pair<double, stats::SpendingBoundary>>& used) {
+    ClaimState& s = st_[i];
+    ClaimLook look;
+    look.look = k + 1;
+    look.seeds = seeds;
+    look.n = L.n;
+    if (auto it = tests.find(i); it != tests.end()) {
+      const auto& [level, b] = used.at(i);
+      const LookTest& t = it->second;
+      look.estimate = t.estimate;
+      look.interval = t.interval;
+      look.alpha = level;
+      look.verdict = t.verdict;
+      if (L.exact) {
+        look.fraction = 1.0;
+        look.confidence = 1.0;
+      } else {
+        look.fraction = b.fractions.back();
+        look.z_boundary = b.z.back();
+        look.confidence = 1.0 - b.nominal.back();
+        s.fractions.push_back(b.fractions.back());
+      }
+      s.last_test = t;
+      s.last_level = level;
+      if (!s.rejected && L.exact) s.open = false;  // an exact tie: more seeds repeat it
+      if (s.rejected) {
+        s.result.stopped = fmt::format("decided at {} ({} seeds)", look_word(k + 1), seeds);
+      } else if (L.exact) {
+        s.result.stopped = fmt::format("closed at {}: an exact figure, the same on every seed", look_word(k + 1));
+      }
+    } else {
+      look.alpha = level_of(s);
+      look.verdict = L.scratch.verdict == Verdict::NotTested ? Verdict::NotTested : Verdict::Inconclusive;
+      if (L.failed_side) {
+        s.open = false;
+        s.result.stopped = fmt::format("closed at {}: a side has no run with a value (see the notes)", look_word(k + 1));
+      }
+    }
+    s.result.looks.push_back(look);
+  }
+
+  // Where the study stands after k looks, and what the next wave runs.
+  void finish_plan(std::size_t k, bool budget_spent, WavePlan& plan) const {
+    const std::size_t K = looks_.size();
+    if (k == K && plan.end == WavePlan::End::Running) plan.end = any_open() ? WavePlan::End::MaxReached : WavePlan::End::AllDecided;
+    if (plan.end == WavePlan::End::Running && !any_open()) plan.end = WavePlan::End::AllDecided;
+    plan.looks_done = k;
+    if (plan.end == WavePlan::End::Running && budget_spent) plan.end = WavePlan::End::BudgetSpent;
+    if (plan.end == WavePlan::End::Running) {
+      plan.wave_seeds = looks_[k];
+      plan.next_wave_seeds = k + 1 < K ? looks_[k + 1] : 0;
+      for (std::size_t i = 0; i < claims_.size(); ++i)
+        if (st_[i].open) plan.open.push_back(i);
+      plan.summary = fmt::format("look {} of {}: {} claim(s) open, their cells run to {} seeds", k + 1, K, plan.open.size(),
+                                 plan.wave_seeds);
+    } else {
+      plan.summary = fmt::format("ended after {} of {} looks: {}", k, K, wave_end_name(plan.end));
+    }
+  }
+
+  // Claim i's result: from the look that decided it, or the last that tested it.
+  void finish_result(std::size_t i, std::size_t k, const WavePlan& plan) {
+    const std::size_t K = looks_.size();
+    ClaimState& s = st_[i];
     ClaimResult& r = s.result;
     if (s.last_data) {
       r.notes = s.last_data->scratch.notes;
       r.n = s.last_data->n;
       r.seeds = s.last_data->seeds;
     }
-    if (claims[i].kind == ClaimKind::Better || claims[i].kind == ClaimKind::NotWorse)
-      r.threshold = paired_threshold(claims[i], r.higher_is_better);
+    if (claims_[i].kind == ClaimKind::Better || claims_[i].kind == ClaimKind::NotWorse)
+      r.threshold = paired_threshold(claims_[i], r.higher_is_better);
     if (s.last_data && s.last_data->exact) r.notes.push_back(kExactNote);
     const bool have_test = s.last_test.has_value();
     if (have_test) {
@@ -431,7 +457,7 @@ StudyJudgement judge_sequential_study(const SequentialSeeds& design, const std::
     if (s.rejected) {
       r.verdict = s.last_test->verdict;
       r.why = s.last_test->why;
-      continue;
+      return;
     }
     if (s.last_data && s.last_data->scratch.verdict == Verdict::NotTested && !have_test) {
       r.verdict = Verdict::NotTested;
@@ -443,13 +469,13 @@ StudyJudgement judge_sequential_study(const SequentialSeeds& design, const std::
     if (s.open) {
       switch (plan.end) {
         case WavePlan::End::Running:
-          r.stopped = fmt::format("open: the study is at look {} of {} ({} seeds)", k + 1, K, looks[std::min(k, K - 1)]);
+          r.stopped = fmt::format("open: the study is at look {} of {} ({} seeds)", k + 1, K, looks_[std::min(k, K - 1)]);
           break;
         case WavePlan::End::BudgetSpent:
           r.stopped = fmt::format("budget spent before look {} of {}", k + 1, K);
           break;
         default:
-          r.stopped = fmt::format("reached max ({} seeds) undecided", design.max);
+          r.stopped = fmt::format("reached max ({} seeds) undecided", design_.max);
       }
     } else if (r.stopped.empty()) {
       r.stopped = "not tested";
@@ -458,11 +484,25 @@ StudyJudgement judge_sequential_study(const SequentialSeeds& design, const std::
     // What a fixed design would need at the observed effect and spread, at the claim's level.
     if (r.sd && *r.sd > 0 && r.estimate && r.threshold) {
       const double effect = (*r.estimate - *r.threshold) / *r.sd;
-      r.seeds_needed = stats::paired_t_seeds_needed(effect, s.last_level > 0 ? s.last_level : settings.alpha, settings.power);
+      r.seeds_needed = stats::paired_t_seeds_needed(effect, s.last_level > 0 ? s.last_level : settings_.alpha, settings_.power);
     }
   }
-  for (auto& s : st) out.claims.push_back(std::move(s.result));
-  return out;
+
+  const SequentialSeeds& design_;
+  const std::vector<ClaimSpec>& claims_;
+  const std::vector<RunRecord>& runs_;
+  const ClaimSettings& settings_;
+  const std::vector<std::int64_t> looks_;
+  double spacing_ = 0.05;
+  std::vector<ClaimState> st_;
+  std::size_t family_ = 0, family_rejected_ = 0;
+};
+
+}  // namespace
+
+StudyJudgement judge_sequential_study(const SequentialSeeds& design, const std::vector<ClaimSpec>& claims,
+                                      const std::vector<RunRecord>& runs, bool budget_spent, const ClaimSettings& settings) {
+  return SequentialJudge(design, claims, runs, settings).judge(budget_spent);
 }
 
 }  // namespace lrb

@@ -127,85 +127,114 @@ TaskRanking rank_task(const std::string& task, const std::map<std::string, SeedV
   return r;
 }
 
-OverallRanking rank_across_tasks(const std::vector<TaskScores>& tasks, const RankingSettings& settings) {
-  check_settings(settings);
-  if (tasks.empty()) throw UserError("ranking across tasks needs at least one task");
+namespace {
+
+// The models ranked across tasks: every one must have results on every task.
+std::vector<std::string> models_on_every_task(const std::vector<TaskScores>& tasks) {
   std::set<std::string> names;
-  for (const auto& t : tasks) {
+  for (const auto& t : tasks)
     for (const auto& [name, seeds] : t.models) names.insert(name);
-  }
-  for (const auto& t : tasks) {
-    for (const auto& name : names) {
-      if (t.models.count(name) == 0 || t.models.at(name).empty()) {
+  for (const auto& t : tasks)
+    for (const auto& name : names)
+      if (t.models.count(name) == 0 || t.models.at(name).empty())
         throw UserError("ranking across tasks needs every model on every task: model '" + name +
                         "' has no results on task '" + t.task + "'; rank a subset of models or tasks");
+  return {names.begin(), names.end()};
+}
+
+// One task's values as a dense table: model × seed (the union of the task's seeds), with
+// presence flags, seed-major so that a resample sums every model's values side by side.
+struct SeedTable {
+  std::vector<std::int64_t> seeds;
+  std::vector<double> value_by_seed;  // seeds × n_models
+  std::vector<char> has_by_seed;
+  std::vector<double> means;  // observed, per model
+  bool complete = true;       // every model has every seed (the usual table)
+};
+
+SeedTable seed_table(const TaskScores& task, const std::vector<std::string>& model_names) {
+  const std::size_t n_models = model_names.size();
+  SeedTable tab;
+  std::set<std::int64_t> seeds;
+  for (const auto& [name, sv] : task.models)
+    for (const auto& [seed, v] : sv) seeds.insert(seed);
+  tab.seeds.assign(seeds.begin(), seeds.end());
+  const std::size_t ns = tab.seeds.size();
+  tab.value_by_seed.assign(ns * n_models, 0.0);
+  tab.has_by_seed.assign(ns * n_models, 0);
+  for (std::size_t m = 0; m < n_models; ++m) {
+    const SeedValues& sv = task.models.at(model_names[m]);
+    for (std::size_t s = 0; s < ns; ++s) {
+      const auto it = sv.find(tab.seeds[s]);
+      if (it != sv.end()) {
+        tab.value_by_seed[s * n_models + m] = it->second;
+        tab.has_by_seed[s * n_models + m] = 1;
       }
     }
+    tab.means.push_back(mean(values_of(sv)));
+    tab.complete = tab.complete && sv.size() == ns;
   }
-  const std::vector<std::string> model_names(names.begin(), names.end());
-  const std::size_t n_models = model_names.size();
-  const std::size_t n_tasks = tasks.size();
-  const bool hib = settings.higher_is_better;
+  return tab;
+}
 
-  OverallRanking out;
-  out.resamples = settings.bootstrap.resamples;
-  out.seed = settings.bootstrap.seed;
-  out.confidence = settings.bootstrap.confidence;
-
-  // Dense per-task tables: model × seed (union of the task's seeds), with presence flags.
-  struct Table {
-    std::vector<std::int64_t> seeds;
-    std::vector<double> value_by_seed;  // seeds × n_models
-    std::vector<char> has_by_seed;
-    std::vector<double> means;  // observed, per model
-    bool complete = true;       // every model has every seed (the usual table)
-  };
-  std::vector<Table> tables(n_tasks);
-  std::vector<double> rank_sum(n_models, 0.0);
+// One resample's figures, from its draws of each task's seeds (`draws` holds the tasks'
+// draws back to back, task t's from draw_offset[t]): each model's mean rank over the
+// tasks into rank_out, its normalised IQM into iqm_out where some task normalised.
+bool score_resample(const std::vector<SeedTable>& tables, const std::uint32_t* draws, const std::vector<std::size_t>& draw_offset,
+                    bool hib, double* rank_out, double* iqm_out) {
+  const std::size_t n_models = tables.front().means.size(), n_tasks = tables.size();
+  std::vector<double> rank_sum(n_models, 0.0), means(n_models), sum(n_models);
+  std::vector<std::size_t> cnt(n_models);
   std::vector<std::vector<double>> scores(n_models);
   for (std::size_t t = 0; t < n_tasks; ++t) {
-    out.tasks.push_back(rank_task(tasks[t].task, tasks[t].models, settings));
-    Table& tab = tables[t];
-    std::set<std::int64_t> seeds;
-    for (const auto& [name, sv] : tasks[t].models) {
-      for (const auto& [seed, v] : sv) seeds.insert(seed);
-    }
-    tab.seeds.assign(seeds.begin(), seeds.end());
+    const SeedTable& tab = tables[t];
     const std::size_t ns = tab.seeds.size();
-    tab.value_by_seed.assign(ns * n_models, 0.0);
-    tab.has_by_seed.assign(ns * n_models, 0);
-    for (std::size_t m = 0; m < n_models; ++m) {
-      const SeedValues& sv = tasks[t].models.at(model_names[m]);
-      for (std::size_t s = 0; s < ns; ++s) {
-        const auto it = sv.find(tab.seeds[s]);
-        if (it != sv.end()) {
-          tab.value_by_seed[s * n_models + m] = it->second;
-          tab.has_by_seed[s * n_models + m] = 1;
-        }
+    const std::uint32_t* d = draws + draw_offset[t];
+    // Every model's sum in draw order, the models side by side (seed-major table).
+    std::fill(sum.begin(), sum.end(), 0.0);
+    std::fill(cnt.begin(), cnt.end(), 0);
+    if (tab.complete) {  // the same sums in the same order, without asking each cell
+      std::fill(cnt.begin(), cnt.end(), ns);
+      for (std::size_t j = 0; j < ns; ++j) {
+        const double* v = tab.value_by_seed.data() + d[j] * n_models;
+        for (std::size_t m = 0; m < n_models; ++m) sum[m] += v[m];
       }
-      tab.means.push_back(mean(values_of(sv)));
-      tab.complete = tab.complete && sv.size() == ns;
+    } else {
+      for (std::size_t j = 0; j < ns; ++j) {
+        const double* v = tab.value_by_seed.data() + d[j] * n_models;
+        const char* h = tab.has_by_seed.data() + d[j] * n_models;
+        for (std::size_t m = 0; m < n_models; ++m)
+          if (h[m]) {
+            sum[m] += v[m];
+            ++cnt[m];
+          }
+      }
     }
-    const std::vector<double> ranks = ranks_of(tab.means, hib);
+    for (std::size_t m = 0; m < n_models; ++m) means[m] = cnt[m] > 0 ? sum[m] / static_cast<double>(cnt[m]) : tab.means[m];
+    const std::vector<double> ranks = ranks_of(means, hib);
     for (std::size_t m = 0; m < n_models; ++m) rank_sum[m] += ranks[m];
-    const std::vector<double> norm = normalised(tab.means, hib);
-    if (!norm.empty()) {
-      ++out.normalised_tasks;
+    const std::vector<double> norm = normalised(means, hib);
+    if (!norm.empty())
       for (std::size_t m = 0; m < n_models; ++m) scores[m].push_back(norm[m]);
-    }
   }
-  for (std::size_t m = 0; m < n_models; ++m) {
-    OverallModel om;
-    om.model = model_names[m];
-    om.mean_rank = rank_sum[m] / static_cast<double>(n_tasks);
-    if (!scores[m].empty()) om.normalised_iqm = trim_mean(scores[m], 0.25);
-    out.models.push_back(std::move(om));
-  }
+  for (std::size_t m = 0; m < n_models; ++m) rank_out[m] = rank_sum[m] / static_cast<double>(n_tasks);
+  if (scores.front().empty()) return false;
+  for (std::size_t m = 0; m < n_models; ++m) iqm_out[m] = trim_mean(scores[m], 0.25);
+  return true;
+}
 
-  // Stratified bootstrap over seeds. The draws come from one stream in (resample, task)
-  // order, so they are drawn a block of resamples at a time, the next block while this
-  // one's resamples are scored on every core; each resample's figures depend only on its
-  // own draws.
+// Stratified bootstrap over seeds: per model, the resamples' mean ranks and normalised IQMs
+// (the latter only from resamples where some task normalised).
+struct ResampledFigures {
+  std::vector<std::vector<double>> rank, iqm;
+};
+
+ResampledFigures bootstrap_over_seeds(const std::vector<SeedTable>& tables, const RankingSettings& settings) {
+  const std::size_t n_models = tables.front().means.size(), n_tasks = tables.size();
+  const bool hib = settings.higher_is_better;
+  // The draws come from one stream in (resample, task) order, so they are drawn a block of
+  // resamples at a time, the next block while this one's resamples are scored on every
+  // core; each resample's figures depend only on its own draws.
   const std::size_t B = settings.bootstrap.resamples;
   std::vector<std::size_t> draw_offset(n_tasks + 1, 0);  // of task t's draws within one resample's
   for (std::size_t t = 0; t < n_tasks; ++t) draw_offset[t + 1] = draw_offset[t] + tables[t].seeds.size();
@@ -243,48 +272,9 @@ OverallRanking rank_across_tasks(const std::vector<TaskScores>& tasks, const Ran
     };
     try {
       parallel_for(rows, [&](std::size_t b) {
-        std::vector<double> rank_sum_b(n_models, 0.0), means_b(n_models), sum(n_models);
-        std::vector<std::size_t> cnt(n_models);
-        std::vector<std::vector<double>> scores_b(n_models);
-        for (std::size_t t = 0; t < n_tasks; ++t) {
-          const Table& tab = tables[t];
-          const std::size_t ns = tab.seeds.size();
-          const std::uint32_t* d = draws.data() + b * draws_per_resample + draw_offset[t];
-          // Every model's sum in draw order, the models side by side (seed-major table).
-          std::fill(sum.begin(), sum.end(), 0.0);
-          std::fill(cnt.begin(), cnt.end(), 0);
-          if (tab.complete) {  // the same sums in the same order, without asking each cell
-            std::fill(cnt.begin(), cnt.end(), ns);
-            for (std::size_t j = 0; j < ns; ++j) {
-              const double* v = tab.value_by_seed.data() + d[j] * n_models;
-              for (std::size_t m = 0; m < n_models; ++m) sum[m] += v[m];
-            }
-          } else {
-            for (std::size_t j = 0; j < ns; ++j) {
-              const double* v = tab.value_by_seed.data() + d[j] * n_models;
-              const char* h = tab.has_by_seed.data() + d[j] * n_models;
-              for (std::size_t m = 0; m < n_models; ++m)
-                if (h[m]) {
-                  sum[m] += v[m];
-                  ++cnt[m];
-                }
-            }
-          }
-          for (std::size_t m = 0; m < n_models; ++m)
-            means_b[m] = cnt[m] > 0 ? sum[m] / static_cast<double>(cnt[m]) : tab.means[m];
-          const std::vector<double> ranks = ranks_of(means_b, hib);
-          for (std::size_t m = 0; m < n_models; ++m) rank_sum_b[m] += ranks[m];
-          const std::vector<double> norm = normalised(means_b, hib);
-          if (!norm.empty()) {
-            for (std::size_t m = 0; m < n_models; ++m) scores_b[m].push_back(norm[m]);
-          }
-        }
         const std::size_t at = (first + b) * n_models;
-        for (std::size_t m = 0; m < n_models; ++m) rank_of[at + m] = rank_sum_b[m] / static_cast<double>(n_tasks);
-        if (!scores_b.front().empty()) {
-          has_iqm[first + b] = 1;
-          for (std::size_t m = 0; m < n_models; ++m) iqm_of[at + m] = trim_mean(scores_b[m], 0.25);
-        }
+        has_iqm[first + b] = score_resample(tables, draws.data() + b * draws_per_resample, draw_offset, hib,
+                                            rank_of.data() + at, iqm_of.data() + at) ? 1 : 0;
       });
     } catch (...) {
       draw_rest();
@@ -293,15 +283,54 @@ OverallRanking rank_across_tasks(const std::vector<TaskScores>& tasks, const Ran
     draw_rest();
     std::swap(draws, next_draws);
   }
-  std::vector<std::vector<double>> rank_b(n_models), iqm_b(n_models);
+  ResampledFigures out{std::vector<std::vector<double>>(n_models), std::vector<std::vector<double>>(n_models)};
   for (std::size_t b = 0; b < B; ++b)
     for (std::size_t m = 0; m < n_models; ++m) {
-      rank_b[m].push_back(rank_of[b * n_models + m]);
-      if (has_iqm[b]) iqm_b[m].push_back(iqm_of[b * n_models + m]);
+      out.rank[m].push_back(rank_of[b * n_models + m]);
+      if (has_iqm[b]) out.iqm[m].push_back(iqm_of[b * n_models + m]);
     }
+  return out;
+}
+
+}  // namespace
+
+OverallRanking rank_across_tasks(const std::vector<TaskScores>& tasks, const RankingSettings& settings) {
+  check_settings(settings);
+  if (tasks.empty()) throw UserError("ranking across tasks needs at least one task");
+  const std::vector<std::string> model_names = models_on_every_task(tasks);
+  const std::size_t n_models = model_names.size();
+  const std::size_t n_tasks = tasks.size();
+  const bool hib = settings.higher_is_better;
+
+  OverallRanking out;
+  out.resamples = settings.bootstrap.resamples;
+  out.seed = settings.bootstrap.seed;
+  out.confidence = settings.bootstrap.confidence;
+  std::vector<SeedTable> tables;
+  std::vector<double> rank_sum(n_models, 0.0);
+  std::vector<std::vector<double>> scores(n_models);
+  for (std::size_t t = 0; t < n_tasks; ++t) {
+    out.tasks.push_back(rank_task(tasks[t].task, tasks[t].models, settings));
+    tables.push_back(seed_table(tasks[t], model_names));
+    const std::vector<double> ranks = ranks_of(tables.back().means, hib);
+    for (std::size_t m = 0; m < n_models; ++m) rank_sum[m] += ranks[m];
+    const std::vector<double> norm = normalised(tables.back().means, hib);
+    if (!norm.empty()) {
+      ++out.normalised_tasks;
+      for (std::size_t m = 0; m < n_models; ++m) scores[m].push_back(norm[m]);
+    }
+  }
   for (std::size_t m = 0; m < n_models; ++m) {
-    out.models[m].mean_rank_ci = percentile_interval(std::move(rank_b[m]), settings.bootstrap.confidence);
-    out.models[m].normalised_iqm_ci = percentile_interval(std::move(iqm_b[m]), settings.bootstrap.confidence);
+    OverallModel om;
+    om.model = model_names[m];
+    om.mean_rank = rank_sum[m] / static_cast<double>(n_tasks);
+    if (!scores[m].empty()) om.normalised_iqm = trim_mean(scores[m], 0.25);
+    out.models.push_back(std::move(om));
+  }
+  ResampledFigures resampled = bootstrap_over_seeds(tables, settings);
+  for (std::size_t m = 0; m < n_models; ++m) {
+    out.models[m].mean_rank_ci = percentile_interval(std::move(resampled.rank[m]), settings.bootstrap.confidence);
+    out.models[m].normalised_iqm_ci = percentile_interval(std::move(resampled.iqm[m]), settings.bootstrap.confidence);
   }
   std::stable_sort(out.models.begin(), out.models.end(),
                    [](const OverallModel& a, const OverallModel& b) { return a.mean_rank < b.mean_rank; });

