@@ -17,6 +17,8 @@
 #include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
 #include "suite/core/version.h"
+#include "suite/hdf5/h5.h"
+#include "suite/mpi/mpi_session.h"
 #include "suite/run/matmul_peak.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/gpu_binding.h"
@@ -91,7 +93,7 @@ int doctor() {
     fmt::print("matmul peak  {:.1f} GFLOP/s, {} ({})\n", peak.flops_per_s / 1e9, peak.what, peak.source);
   }
   fmt::print("MPI          {}\n", mpi_library_version());
-  fmt::print("HDF5         {}\n", hdf5_library_version());
+  fmt::print("HDF5         {}\n", h5::library_version());
   print_cuda();
   void* nccl = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
   fmt::print("NCCL         {}\n", nccl ? "library found (libnccl.so.2)" : "not found");

@@ -1,9 +1,7 @@
 #include "suite/core/environment.h"
 
 #include <dlfcn.h>
-#include <hdf5.h>
 #include <link.h>
-#include <mpi.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -47,21 +45,6 @@ BlasInfo loaded_blas() {
   // Debian's reference BLAS lives in .../blas/libblas.so.3; OpenBLAS in .../openblas-*/.
   b.reference = b.config.empty() && b.library.find("/blas/libblas") != std::string::npos;
   return b;
-}
-
-std::string hdf5_library_version() {
-  unsigned maj = 0, min = 0, rel = 0;
-  H5get_libversion(&maj, &min, &rel);
-  return std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
-}
-
-std::string mpi_library_version() {
-  char buf[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
-  int len = 0;
-  MPI_Get_library_version(buf, &len);
-  std::string s(buf, static_cast<std::size_t>(len));
-  const auto nl = s.find_first_of("\n,");
-  return nl == std::string::npos ? s : s.substr(0, nl);
 }
 
 nlohmann::json slurm_environment() {

@@ -27,8 +27,6 @@ struct BlasInfo {
 };
 
 BlasInfo loaded_blas();
-std::string hdf5_library_version();
-std::string mpi_library_version();  // first line of MPI_Get_library_version
 // The Slurm variables that say which job, array task, attempt, nodes and task ran a run:
 // SLURM_JOB_ID, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURM_RESTART_COUNT (0 on a first
 // attempt), SLURM_JOB_NODELIST, SLURM_PROCID, SLURM_NTASKS, SLURM_STEP_ID, ... — those set.

@@ -572,4 +572,10 @@ void read_array_dataset(const Dataset& ds, hid_t mem_type, void* out) {
   ok_at(H5Dread(ds.id(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), ds, "H5Dread", "");
 }
 
+std::string library_version() {
+  unsigned maj = 0, min = 0, rel = 0;
+  H5get_libversion(&maj, &min, &rel);
+  return std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
+}
+
 }  // namespace lrb::h5

@@ -225,4 +225,7 @@ ElementType dataset_element_type(const Dataset& ds);
 // numeric types. Throws Error (is_checksum_failure() for a damaged chunk).
 void read_array_dataset(const Dataset& ds, hid_t mem_type, void* out);
 
+// The HDF5 library loaded ("1.10.8"), for `lrbench doctor` and every run's provenance.
+std::string library_version();
+
 }  // namespace lrb::h5

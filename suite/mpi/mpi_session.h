@@ -40,6 +40,10 @@ bool launched_under_mpi();
 // Aborts the whole job with a message naming host, rank, call and MPI's error text.
 [[noreturn]] void mpi_call_failed(const char* call, int code, const char* file, int line);
 
+// The first line of MPI_Get_library_version ("Open MPI v4.1.4"), for `lrbench doctor` and
+// every run's provenance; callable before MPI_Init.
+std::string mpi_library_version();
+
 }  // namespace lrb
 
 #define LRB_MPI_CHECK(call)                                                         \

@@ -20,6 +20,7 @@
 #include "suite/core/files.h"
 #include "suite/core/stop_flag.h"
 #include "suite/core/version.h"
+#include "suite/hdf5/h5.h"
 #include "suite/mpi/mpi_run_group.h"
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/work_queue.h"
@@ -82,7 +83,7 @@ nlohmann::json job_provenance(const MpiSession& mpi, const SweepSpec& spec, int 
                       {"blas_core", blas.core},  // the kernels OpenBLAS chose: a fallback runs several times slower
                       {"openblas_coretype", std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : ""},
                       {"blas_core_choice", blas.choice},  // who set openblas_coretype, and why
-                      {"hdf5_version", hdf5_library_version()},
+                      {"hdf5_version", h5::library_version()},
                       {"mpi_library", mpi_library_version()},
                       {"slurm", slurm_environment()},
                       {"pid", static_cast<long>(::getpid())}};
