@@ -1,6 +1,7 @@
 # Checks every include of suite/, workloads/ and baselines/ against the layers of
 # cmake/layers.cmake, on every build (suite/CMakeLists.txt) and by ctest: each folder may
-# include its own headers and those of the folders listed for it, nothing else. An include
+# include its own headers, those of the folders listed for it and those of the
+# third-party libraries listed for it (LRB_LAYER_THIRD_PARTY), nothing else. An include
 # against the grain stops the build with the file, the line and the rule.
 #   cmake -DSOURCE_DIR=<repository> -P cmake/check_layers.cmake
 
@@ -20,6 +21,25 @@ foreach(src ${sources})
     string(APPEND problems "  ${src}: the folder ${from} has no place in the layers (cmake/layers.cmake)\n")
     continue()
   endif()
+  lrb_layer_third_party("${from}" third_party)
+  string(REPLACE ";" " " third_party_text "${third_party}")
+  if(NOT third_party)
+    set(third_party_text "none")
+  endif()
+  file(STRINGS "${SOURCE_DIR}/${src}" system_includes REGEX "^#include <")
+  foreach(line ${system_includes})
+    string(REGEX REPLACE "^#include <([^>]+>).*" "\\1" header "${line}")
+    foreach(entry ${LRB_THIRD_PARTY})
+      string(FIND "${entry}" "=" at)
+      string(SUBSTRING "${entry}" 0 ${at} library)
+      math(EXPR at "${at} + 1")
+      string(SUBSTRING "${entry}" ${at} -1 pattern)
+      if(header MATCHES "^${pattern}" AND NOT library IN_LIST third_party)
+        string(REPLACE ">" "" shown "${header}")
+        string(APPEND problems "  ${src}: includes <${shown}> (${library}), but ${from} uses only these third-party libraries: ${third_party_text}\n")
+      endif()
+    endforeach()
+  endforeach()
   file(STRINGS "${SOURCE_DIR}/${src}" includes REGEX "^#include \"(suite|workloads|baselines)/")
   foreach(line ${includes})
     string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" header "${line}")

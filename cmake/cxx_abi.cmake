@@ -1,7 +1,7 @@
-# Debian's compiled C++ libraries (fmt, spdlog, toml++, GoogleTest, Google Benchmark) use
+# Debian's compiled C++ libraries (fmt, toml++, GoogleTest, Google Benchmark) use
 # the C++11 ABI of std::string. A LibTorch built with the old ABI (-D_GLIBCXX_USE_CXX11_ABI=0
 # in TORCH_CXX_FLAGS: PyTorch's own wheels up to 2.6; TorchConfig puts the flag on every
-# target that links torch) cannot pass strings to them. Then fmt, spdlog and toml++ are used
+# target that links torch) cannot pass strings to them. Then fmt and toml++ are used
 # header-only (compiled with the same flag as the rest), GoogleTest is built from its
 # sources (Debian's googletest package, LRB_GTEST_SOURCE_DIR), and the benchmarks, which
 # need Google Benchmark's compiled library, are not built. LRB_HEADER_ONLY_DEPS=ON forces
@@ -12,7 +12,7 @@ if(lrb_old_abi_at EQUAL -1)
 else()
   set(LRB_TORCH_CXX11_ABI 0)
 endif()
-option(LRB_HEADER_ONLY_DEPS "fmt, spdlog, toml++ header-only and GoogleTest from source (automatic with an old-ABI LibTorch)" OFF)
+option(LRB_HEADER_ONLY_DEPS "fmt, toml++ header-only and GoogleTest from source (automatic with an old-ABI LibTorch)" OFF)
 if(NOT LRB_TORCH_CXX11_ABI)
   set(LRB_HEADER_ONLY_DEPS ON)
   # TorchConfig sets the flag only on what links torch; lrb_core (torch-free) and GoogleTest
@@ -22,24 +22,19 @@ endif()
 set(LRB_GTEST_SOURCE_DIR /usr/src/googletest CACHE PATH "GoogleTest's sources, built here when LRB_HEADER_ONLY_DEPS is on")
 
 add_library(lrb_fmt INTERFACE)
-add_library(lrb_spdlog INTERFACE)
 add_library(lrb_toml INTERFACE)
 if(LRB_HEADER_ONLY_DEPS)
   get_target_property(lrb_toml_include tomlplusplus::tomlplusplus INTERFACE_INCLUDE_DIRECTORIES)
-  get_target_property(lrb_spdlog_include spdlog::spdlog INTERFACE_INCLUDE_DIRECTORIES)
   target_link_libraries(lrb_fmt INTERFACE fmt::fmt-header-only)
-  target_include_directories(lrb_spdlog SYSTEM INTERFACE ${lrb_spdlog_include})
-  target_compile_definitions(lrb_spdlog INTERFACE SPDLOG_HEADER_ONLY)
   target_include_directories(lrb_toml SYSTEM INTERFACE ${lrb_toml_include})
   target_compile_definitions(lrb_toml INTERFACE TOML_HEADER_ONLY=1)
   if(LRB_BUILD_BENCHMARKS)
     set(LRB_BUILD_BENCHMARKS OFF)
     message(STATUS "lrbench: benchmarks NOT built: Google Benchmark's compiled library cannot be linked in this mode")
   endif()
-  message(STATUS "lrbench: LibTorch C++11 ABI = ${LRB_TORCH_CXX11_ABI}: fmt, spdlog, toml++ header-only; "
+  message(STATUS "lrbench: LibTorch C++11 ABI = ${LRB_TORCH_CXX11_ABI}: fmt, toml++ header-only; "
                  "GoogleTest built from ${LRB_GTEST_SOURCE_DIR}")
 else()
   target_link_libraries(lrb_fmt INTERFACE fmt::fmt)
-  target_link_libraries(lrb_spdlog INTERFACE spdlog::spdlog)
   target_link_libraries(lrb_toml INTERFACE tomlplusplus::tomlplusplus)
 endif()

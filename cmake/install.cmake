@@ -22,7 +22,7 @@ target_compile_features(lrb_core PUBLIC cxx_std_17)
 get_property(lrb_layer_targets GLOBAL PROPERTY LRB_LAYER_TARGETS)
 get_property(lrb_compiled_layers GLOBAL PROPERTY LRB_COMPILED_LAYER_TARGETS)
 set(LRB_OBJECT_EXPORTS "")
-foreach(t ${lrb_layer_targets} ${lrb_compiled_layers} lrb_core_usage lrb_plugins lrb_main lrb_fmt lrb_spdlog lrb_toml)
+foreach(t ${lrb_layer_targets} ${lrb_compiled_layers} lrb_core_usage lrb_plugins lrb_main lrb_fmt lrb_hdf5_c lrb_toml)
   string(REGEX REPLACE "^lrb_" "" export_name ${t})
   set_target_properties(${t} PROPERTIES EXPORT_NAME ${export_name})
   if(t MATCHES "_objects$")
@@ -37,7 +37,7 @@ set_target_properties(lrbench-core PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 
 set(lrb_layer_libraries ${lrb_layer_targets} ${lrb_compiled_layers})
 list(REMOVE_DUPLICATES lrb_layer_libraries)
-install(TARGETS lrb_core_usage ${lrb_layer_libraries} lrb_plugins lrb_main lrb_fmt lrb_spdlog lrb_toml lrbench lrbench-blas-check
+install(TARGETS lrb_core_usage ${lrb_layer_libraries} lrb_plugins lrb_main lrb_fmt lrb_hdf5_c lrb_toml lrbench lrbench-blas-check
   EXPORT lrbenchTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

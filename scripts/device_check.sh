@@ -6,13 +6,13 @@
 #   OUT=/some/folder scripts/device_check.sh      # summary.json, summary.md, logs in $OUT
 #
 # Within 10 minutes (LRB_DEVICE_CHECK_SECONDS) it
-#  1. unpacks the Debian 12 .debs (HDF5, Open MPI, toml++, CLI11, nlohmann-json, fmt, spdlog,
+#  1. unpacks the Debian 12 .debs (HDF5, Open MPI, toml++, CLI11, nlohmann-json, fmt,
 #     Boost, GoogleTest) into a private prefix (dpkg -x, or ar + tar), checking SHA256SUMS;
 #  2. builds lrbench with -DLRB_WITH_CUDA=ON against PyTorch's LibTorch
 #     (torch.utils.cmake_prefix_path). The C++ ABI: PyTorch wheels before 2.7 use the old
 #     std::string ABI (torch._C._GLIBCXX_USE_CXX11_ABI = False), Debian's C++ libraries the
 #     new one; TorchConfig puts its -D_GLIBCXX_USE_CXX11_ABI on everything that links torch,
-#     and cmake/cxx_abi.cmake then uses fmt, spdlog and toml++ header-only and builds
+#     and cmake/cxx_abi.cmake then uses fmt and toml++ header-only and builds
 #     GoogleTest from its sources, so nothing compiled with the other ABI is linked. The
 #     ABI Python reports is checked against the one CMake found;
 #  3. runs every attention kernel test on the GPU against its float64 reference on the CPU
@@ -155,7 +155,7 @@ configure() {
   cmake -S "$src" -B "$1" "${cmake_args[@]}" || return 1
   # Every dependency but LibTorch (and the C/C++ runtime) must come from the prefix.
   local bad
-  bad=$(grep -E '^((fmt|spdlog|tomlplusplus|nlohmann_json|CLI11|Boost|GTest)_DIR|HDF5_C_INCLUDE_DIR|HDF5_hdf5_LIBRARY_RELEASE|MPI_mpi_LIBRARY|MPI_CXX_HEADER_DIR|OPENSSL_INCLUDE_DIR|ZLIB_INCLUDE_DIR):[A-Z]+=' "$1/CMakeCache.txt" \
+  bad=$(grep -E '^((fmt|tomlplusplus|nlohmann_json|CLI11|Boost|GTest)_DIR|HDF5_C_INCLUDE_DIR|HDF5_hdf5_LIBRARY_RELEASE|MPI_mpi_LIBRARY|MPI_CXX_HEADER_DIR|OPENSSL_INCLUDE_DIR|ZLIB_INCLUDE_DIR):[A-Z]+=' "$1/CMakeCache.txt" \
         | grep -v "=$prefix" | grep -v -- '-NOTFOUND$' || true)
   if [ -n "$bad" ]; then echo "found outside the prefix $prefix:"; echo "$bad"; return 1; fi
   grep -E 'LRB_HEADER_ONLY_DEPS|LRB_WITH_CUDA' "$1/CMakeCache.txt"

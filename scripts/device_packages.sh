@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The package step of scripts/device_check.sh, run HERE (a Debian 12 machine with package
 # access): downloads the Debian 12 .debs that a GPU machine without package access needs
-# to build and run lrbench — HDF5, Open MPI, toml++, CLI11, nlohmann-json, fmt, spdlog,
+# to build and run lrbench — HDF5, Open MPI, toml++, CLI11, nlohmann-json, fmt,
 # Boost headers, GoogleTest (with its sources, for a pre-C++11-ABI LibTorch) and their
 # runtime libraries — into $LRB_DEVICE_DEBS (build/device-debs/, ignored by git), with a
 # SHA256SUMS file that device_check.sh verifies before unpacking. Idempotent: downloads
@@ -17,7 +17,7 @@ limit=$((60 * 1024 * 1024))
 packages=(
   # headers and link-time files
   libhdf5-dev libaec-dev libopenmpi-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
-  libfmt-dev libspdlog-dev libboost1.74-dev libgtest-dev libgmock-dev googletest libssl-dev zlib1g-dev
+  libfmt-dev libboost1.74-dev libgtest-dev libgmock-dev googletest libssl-dev zlib1g-dev
   # HDF5's runtime libraries (libcurl for its read-only S3 driver, and what curl needs)
   libhdf5-103-1 libsz2 libaec0 libcurl4 libnghttp2-14 libpsl5 librtmp1 libssh2-1 libbrotli1
   libgssapi-krb5-2 libkrb5-3 libk5crypto3 libkrb5support0 libkeyutils1 libldap-2.5-0 libsasl2-2
@@ -28,7 +28,7 @@ packages=(
   libhwloc15 libibverbs1 libnl-3-200 libnl-route-3-200 libpmix2 libmunge2 libpsm-infinipath1
   libpsm2-2 librdmacm1 libucx0 libnuma1 libatomic1 libudev1
   # the compiled C++ libraries (a C++11-ABI LibTorch links them as they are)
-  libfmt9 libspdlog1.10 libtomlplusplus3
+  libfmt9 libtomlplusplus3
 )
 
 mkdir -p "$dest"

@@ -16,7 +16,7 @@ packages=(
   slurm-wlm munge
   # the libraries the code uses
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
-  libfmt-dev libspdlog-dev libboost-dev libssl-dev
+  libfmt-dev libboost-dev libssl-dev
   # reports: gnuplot draws the HTML report's plots; headless Chromium opens that page in a test
   gnuplot-nox chromium
   # the real data set

@@ -34,7 +34,7 @@ packages=(
   libopenmpi-dev openmpi-bin libhdf5-dev
   # the libraries the code and the tests use
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
-  libfmt-dev libspdlog-dev libboost-dev libssl-dev zlib1g-dev
+  libfmt-dev libboost-dev libssl-dev zlib1g-dev
   # what the report and data tests use
   gnuplot-nox chromium dataset-fashion-mnist
 )

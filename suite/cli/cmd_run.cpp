@@ -14,7 +14,7 @@
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/mpirun_launch.h"
 #include "suite/report/sequential_claims.h"
-#include "suite/run/sweep_runner.h"
+#include "suite/sweep/sweep_runner.h"
 
 namespace lrb {
 namespace {

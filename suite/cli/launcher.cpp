@@ -4,12 +4,12 @@
 // exec, and the program's first code installs its handlers and then unblocks them
 // (suite/cli/main.cpp): a signal that arrives while the dynamic loader maps and
 // relocates LibTorch stays pending and becomes a stop request (exit 3), not a kill.
-// Linked statically and with the C library only, so that nothing runs before main: from
+// Linked statically, with the C and C++ standard libraries and suite/core/child_process.cpp
+// only (no static initialisers of its own), so that next to nothing runs before main: from
 // the exec on, a stop signal is never a kill.
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +17,13 @@
 #include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "suite/core/child_process.h"
 
 // A report builds its 100,000 decoded runs as millions of small allocations; most of that
 // time went to page faults. glibc's allocator, told to, backs its heap with transparent huge
@@ -79,60 +83,24 @@ struct CheckOutput {
 static void run_check(const char* program, const char* arg, const char* core, CheckOutput* out) {
   memset(out, 0, sizeof *out);
   out->exit_code = -1;
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    snprintf(out->text, sizeof out->text, "error=pipe: %s\n", strerror(errno));
+  lrb::ChildOptions options;
+  options.argv = {program};
+  if (arg != nullptr) options.argv.push_back(arg);
+  options.output = lrb::ChildOutput::capture_merged;
+  options.capture_limit = sizeof out->text - 1;
+  options.environment = {{"OPENBLAS_CORETYPE", core != nullptr ? std::optional<std::string>(core) : std::nullopt}};
+  int error = 0;
+  auto child = lrb::ChildProcess::start(options, &error);
+  if (!child) {
+    snprintf(out->text, sizeof out->text, "error=spawn: %s\n", strerror(error));
     return;
   }
-  const pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    snprintf(out->text, sizeof out->text, "error=fork: %s\n", strerror(errno));
-    return;
-  }
-  if (pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    dup2(fds[1], STDERR_FILENO);
-    if (core != nullptr) setenv("OPENBLAS_CORETYPE", core, 1);
-    else unsetenv("OPENBLAS_CORETYPE");
-    char* const args[] = {const_cast<char*>(program), const_cast<char*>(arg), nullptr};
-    execv(program, args);
-    _exit(127);
-  }
-  close(fds[1]);
-  size_t used = 0;
-  struct timespec start;
-  clock_gettime(CLOCK_MONOTONIC, &start);
-  for (;;) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    const long left_ms = kCheckSeconds * 1000L - ((now.tv_sec - start.tv_sec) * 1000L + (now.tv_nsec - start.tv_nsec) / 1000000L);
-    if (left_ms <= 0) {
-      out->timed_out = 1;
-      kill(pid, SIGKILL);
-      break;
-    }
-    struct pollfd p = {fds[0], POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(left_ms));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    char sink[512];
-    char* into = used + 1 < sizeof out->text ? out->text + used : sink;
-    const size_t room = used + 1 < sizeof out->text ? sizeof out->text - 1 - used : sizeof sink;
-    const ssize_t n = read(fds[0], into, room);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (into != sink) used += static_cast<size_t>(n);
-  }
-  out->text[used] = '\0';
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status)) out->exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) out->signal = WTERMSIG(status);
-  if (out->timed_out) out->signal = 0;
+  const lrb::ChildExit exit = child->wait(std::chrono::seconds(kCheckSeconds));
+  memcpy(out->text, exit.out.data(), exit.out.size());
+  out->text[exit.out.size()] = '\0';
+  out->exit_code = exit.exit_code;
+  out->signal = exit.signal;
+  out->timed_out = exit.timed_out ? 1 : 0;
 }
 
 // The value of `key=` on its own line of `text`, copied into `value` (empty if absent).

@@ -1,6 +1,6 @@
 #pragma once
-// Runs a program with a fixed argument vector (no shell: nothing it is given is ever
-// parsed as shell syntax) and collects what it prints. For sbatch and its kin.
+// Runs a program to its end and collects what it prints (sbatch and its kin): a
+// ChildProcess (child_process.h) with its output captured.
 #include <string>
 #include <vector>
 

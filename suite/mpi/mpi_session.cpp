@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "suite/core/errors.h"
+#include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
 
 namespace lrb {
@@ -112,6 +113,40 @@ int MpiSession::max_over_ranks(int value) const {
   int out = value;
   LRB_MPI_CHECK(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
   return out;
+}
+
+std::vector<std::int64_t> MpiSession::max_over_ranks(std::vector<std::int64_t> values) const {
+  if (!mpi_ || size_ == 1) return values;
+  barrier_sleeping();
+  std::vector<std::int64_t> out(values.size());
+  LRB_MPI_CHECK(MPI_Allreduce(values.data(), out.data(), static_cast<int>(values.size()), MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD));
+  return out;
+}
+
+void MpiSession::broadcast_from_rank0(std::vector<std::int64_t>& values) const {
+  if (!mpi_ || size_ == 1) return;
+  std::int64_t n = static_cast<std::int64_t>(values.size());
+  LRB_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD));
+  values.resize(static_cast<std::size_t>(n));
+  if (n > 0) LRB_MPI_CHECK(MPI_Bcast(values.data(), static_cast<int>(n), MPI_INT64_T, 0, MPI_COMM_WORLD));
+}
+
+std::vector<std::string> MpiSession::gather_to_all(const std::string& text, std::size_t width) const {
+  if (!mpi_ || size_ == 1) return {text.substr(0, width - 1)};
+  std::string slot = text.substr(0, width - 1);
+  slot.resize(width, '\0');  // NUL-terminated within its slot
+  std::vector<char> all(width * static_cast<std::size_t>(size_));
+  LRB_MPI_CHECK(MPI_Allgather(slot.data(), static_cast<int>(width), MPI_CHAR, all.data(), static_cast<int>(width), MPI_CHAR, MPI_COMM_WORLD));
+  std::vector<std::string> texts;
+  for (int r = 0; r < size_; ++r) texts.emplace_back(all.data() + static_cast<std::ptrdiff_t>(r) * static_cast<std::ptrdiff_t>(width));
+  return texts;
+}
+
+void MpiSession::abort_job(const std::string& why) const {
+  std::fprintf(stderr, "lrbench: %s: %s; aborting the job\n", label().c_str(), why.c_str());
+  std::fflush(stderr);
+  if (mpi_) MPI_Abort(MPI_COMM_WORLD, kExitInternal);
+  std::abort();
 }
 
 std::string mpi_library_version() {

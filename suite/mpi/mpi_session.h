@@ -1,7 +1,10 @@
 #pragma once
 // The process's place in the job: MPI when a launcher started us (mpirun, srun --mpi=pmix),
 // a single process otherwise. Every MPI call is checked and a failure names host and rank.
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace lrb {
 
@@ -27,6 +30,15 @@ class MpiSession {
   // so a rank that has finished does not steal a core from one still training.
   void barrier_sleeping() const;
   int max_over_ranks(int value) const;  // the largest value any rank gave
+  // Elementwise: the largest of each entry any rank gave (every rank gives as many).
+  std::vector<std::int64_t> max_over_ranks(std::vector<std::int64_t> values) const;
+  // Rank 0's values, on every rank (the others' size is set from rank 0's).
+  void broadcast_from_rank0(std::vector<std::int64_t>& values) const;
+  // Every rank's text, by rank; each cut to at most `width` - 1 bytes.
+  std::vector<std::string> gather_to_all(const std::string& text, std::size_t width) const;
+  // Ends every rank of the job (MPI_Abort; std::abort in a world of one) after printing
+  // `why` with host and rank: for a broken invariant, where waiting would hang.
+  [[noreturn]] void abort_job(const std::string& why) const;
 
  private:
   bool mpi_ = false;

@@ -127,12 +127,4 @@ MatmulPeak matmul_peak(const at::Device& device, int threads, const fs::path& ca
   return peak;
 }
 
-double training_step_flops(double forward_flops_per_sample, double batch) { return 3.0 * forward_flops_per_sample * batch; }
-
-double flop_utilisation(double achieved_flops_per_s, double peak_flops_per_s, int devices) {
-  if (!(std::isfinite(achieved_flops_per_s) && std::isfinite(peak_flops_per_s) && peak_flops_per_s > 0 && devices > 0))
-    return std::nan("");
-  return achieved_flops_per_s / (peak_flops_per_s * devices);
-}
-
 }  // namespace lrb

@@ -29,11 +29,4 @@ constexpr int kPeakRepetitions = 3;
 // the ranks of one machine measure one at a time and once. A damaged cache is measured again.
 MatmulPeak matmul_peak(const at::Device& device, int threads, const std::filesystem::path& cache_folder);
 
-// FLOPs of one training step: forward plus backward, the backward counted as twice the
-// forward (the usual convention: gradients with respect to activations and to weights).
-double training_step_flops(double forward_flops_per_sample, double batch);
-// The achieved rate over the measured peak of the devices that trained (data parallel:
-// every member's); NaN where either is unknown.
-double flop_utilisation(double achieved_flops_per_s, double peak_flops_per_s, int devices);
-
 }  // namespace lrb

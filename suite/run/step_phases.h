@@ -9,6 +9,7 @@
 
 #include <chrono>
 
+#include "suite/run/derived_figures.h"  // kStepPhaseCurves: the curves these phases are recorded as
 #include "suite/runtime/cuda_device.h"
 
 namespace lrb {
@@ -18,11 +19,6 @@ struct StepPhases {
   double other = 0;  // the step's time less the timed phases
   double timed() const { return data + forward + backward + optimizer + exchange; }
 };
-
-// The curves a run records, one value per step, in StepPhases' order less the exchange
-// (recorded as allreduce_seconds); each has a metric <name>_median.
-inline constexpr const char* kStepPhaseCurves[] = {"step_data_seconds", "step_forward_seconds", "step_backward_seconds",
-                                                   "step_optimizer_seconds", "step_other_seconds"};
 
 class PhaseClock {
  public:

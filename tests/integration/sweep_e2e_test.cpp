@@ -325,5 +325,38 @@ TEST(MpiSweep, KillNineOfOneRankThenRerunCompletesEveryRunOnce) {
   for (const auto& [k, rec] : runs) EXPECT_EQ(rec.status, RunStatus::Ok);
 }
 
+// Every collective of a sweep's job is a step of suite/sweep/job_steps.h. A rank that
+// leaves at any step (an exception, an early return) ends the job with an error at the
+// others' next step, never a hang; a rank that skips one (a collective out of order) aborts
+// the job naming both steps. LRB_FAULT_JOB_STEP=<rank>:<step>:leave|skip injects each.
+TEST(MpiSweep, ARankThatLeavesAtAnyStepEndsTheJobWithAnErrorNotAHang) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep());
+  const std::vector<std::pair<int, std::string>> leaves = {
+      {1, "sweep_read"},     {1, "folder_opened"}, {1, "started"},   {1, "pending_shared"}, {1, "ready_to_run"},
+      {1, "runs_done"},      {1, "exit_code"},     {0, "folder_opened"}, {0, "pending_shared"}, {0, "runs_done"}};
+  for (const auto& [rank, step] : leaves) {
+    const std::string out = "out-" + std::to_string(rank) + "-" + step;
+    const std::string fault = std::to_string(rank) + ":" + step + ":leave";
+    const auto r = test::run(concat(test::mpirun(2), run_cmd(t, "sweep.toml", out)), 120s, {"LRB_FAULT_JOB_STEP=" + fault});
+    EXPECT_EQ(r.code, kExitInternal) << fault << "\n" << r.output;
+    EXPECT_NE(r.output.find("fault trial: rank " + std::to_string(rank) + " leaves at step " + step), std::string::npos)
+        << fault << "\n" << r.output;
+  }
+  // The same sweep with no fault: the folder left by a rank that left after its runs resumes.
+  const auto again = test::run(concat(test::mpirun(2), run_cmd(t, "sweep.toml", "out-1-runs_done")), 300s);
+  EXPECT_EQ(again.code, kExitDone) << again.output;
+  EXPECT_NE(again.output.find("were already finished"), std::string::npos) << again.output;
+}
+
+TEST(MpiSweep, ARankThatSkipsAStepAbortsTheJobNamingBoth) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep());
+  const auto r = test::run(concat(test::mpirun(2), run_cmd(t)), 120s, {"LRB_FAULT_JOB_STEP=1:folder_opened:skip"});
+  EXPECT_NE(r.code, kExitDone) << r.output;
+  EXPECT_NE(r.code, -1) << "the job hung:\n" << r.output;
+  EXPECT_NE(r.output.find("ranks are at different steps of the job (folder_opened and started)"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace lrb

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "suite/core/files.h"
+#include "suite/run/derived_figures.h"
 #include "suite/run/matmul_peak.h"
 #include "tests/support/subprocess.h"
 
