@@ -1,6 +1,7 @@
 #include "suite/contracts/figures.h"
 
 #include <deque>
+#include <unordered_set>
 #include <mutex>
 #include <stdexcept>
 
@@ -10,6 +11,8 @@ namespace {
 
 using D = Direction;
 using U = FigureUnit;
+
+const char* const kFromRunFile = "run file";
 
 FigureDef figure(std::string name, U unit, D direction, bool exact, std::string by) {
   FigureDef f;
@@ -72,15 +75,6 @@ std::vector<FigureDef> runner_figures() {
   };
 }
 
-// What models measure themselves (Model::figures), in measurement runs.
-std::vector<FigureDef> model_figures() {
-  return {
-      figure("attention_peak_bytes", U::Bytes, D::Lower, true, "model maelre"),
-      // max|O_form − O_parallel| / max|O_parallel|: a correctness gap, smaller is better.
-      figure("form_gap", U::Plain, D::Lower, false, "model mixformer"),
-  };
-}
-
 // What suite/run/variant_eval.cpp records per evaluation variant (as "variant.<v>.<name>").
 std::vector<FigureDef> variant_figures() {
   const std::string by = "variant evaluator";
@@ -109,14 +103,22 @@ bool same_definition(const FigureDef& a, const FigureDef& b) {
 struct Catalogue {
   std::mutex mutex;
   std::deque<FigureDef> figures;  // a deque: pointers handed out stay valid as figures are declared
+  std::unordered_set<std::string> recorded_seen;  // names declare_recorded_figure has looked up
   Catalogue() {
-    for (auto* list : {&runner_figures, &model_figures, &variant_figures, &task_metric_figures})
-      for (FigureDef& f : (*list)()) add(std::move(f));
+    for (auto* list : {&runner_figures, &variant_figures, &task_metric_figures})
+      for (FigureDef& f : (*list)()) {
+        f.harness = true;
+        add(std::move(f));
+      }
   }
   void add(FigureDef f) {
-    for (const FigureDef& g : figures)
+    for (FigureDef& g : figures)
       if (g.name == f.name && g.suffix == f.suffix && g.task_metric == f.task_metric) {
         if (same_definition(g, f)) return;
+        if (g.recorded_by == kFromRunFile) {  // the program's own definition wins over a file's
+          g = std::move(f);
+          return;
+        }
         throw std::logic_error("figure '" + f.name + f.suffix + "' is declared twice, differently (by " + g.recorded_by +
                                " and by " + f.recorded_by + ")");
       }
@@ -167,15 +169,20 @@ const char* unit_name(FigureUnit u) {
   return "";
 }
 
+FigureDef model_figure(std::string name, FigureUnit unit, Direction direction, bool exact_on_cpu, std::string model) {
+  return figure(std::move(name), unit, direction, exact_on_cpu, "model " + model);
+}
+
 void declare_figure(FigureDef def) {
   Catalogue& c = catalogue();
   const std::lock_guard<std::mutex> lock(c.mutex);
   c.add(std::move(def));
 }
 
-const FigureDef* find_figure(std::string_view name) {
-  Catalogue& c = catalogue();
-  const std::lock_guard<std::mutex> lock(c.mutex);
+namespace {
+
+// find_figure with the catalogue's lock held.
+const FigureDef* find_locked(std::string_view name) {
   // "variant.<v>.<rest>": the variant's own record of <rest>.
   if (name.substr(0, 8) == "variant.") {
     const auto dot = name.find('.', 8);
@@ -185,6 +192,42 @@ const FigureDef* find_figure(std::string_view name) {
   if (const FigureDef* f = find_plain(name, false)) return f;
   if (name.substr(0, 5) == "eval_") return find_plain(name.substr(5), true);
   return nullptr;
+}
+
+}  // namespace
+
+const FigureDef* find_figure(std::string_view name) {
+  Catalogue& c = catalogue();
+  const std::lock_guard<std::mutex> lock(c.mutex);
+  return find_locked(name);
+}
+
+std::optional<Direction> direction_from_name(std::string_view name) {
+  for (Direction d : {Direction::Higher, Direction::Lower, Direction::None})
+    if (name == direction_name(d)) return d;
+  return std::nullopt;
+}
+
+std::optional<FigureUnit> unit_from_name(std::string_view name) {
+  for (FigureUnit u : {FigureUnit::Count, FigureUnit::Bytes, FigureUnit::Seconds, FigureUnit::Rate, FigureUnit::Share, FigureUnit::Plain})
+    if (name == unit_name(u)) return u;
+  return std::nullopt;
+}
+
+void declare_recorded_figure(const std::string& stored_name, FigureUnit unit, Direction direction) {
+  Catalogue& c = catalogue();
+  const std::lock_guard<std::mutex> lock(c.mutex);
+  if (!c.recorded_seen.insert(stored_name).second || find_locked(stored_name) != nullptr) return;
+  // A variant's figure is the figure it records under "variant.<v>.": declared as that.
+  std::string name = stored_name;
+  if (name.rfind("variant.", 0) == 0 && name.find('.', 8) != std::string::npos) name = name.substr(name.find('.', 8) + 1);
+  FigureDef f = figure(name, unit, direction, false, kFromRunFile);
+  c.figures.push_back(std::move(f));
+}
+
+bool is_harness_figure(std::string_view stored_name) {
+  const FigureDef* f = find_figure(stored_name);
+  return f != nullptr && f->harness;
 }
 
 Direction figure_direction(std::string_view name) {

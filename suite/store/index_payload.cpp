@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "suite/contracts/figures.h"
 #include "suite/store/text_dataset.h"  // BadData
 
 namespace lrb {
@@ -73,10 +74,19 @@ class ViewReader {
     r_.error = error_.get<std::string>();
     for (auto& [name, values] : curves_.items())
       r_.curves.emplace_hint(r_.curves.end(), name, values.get<std::vector<double>>());
+    // Optional: [unit, direction] of the figures that are not lrbench's own.
+    if (figures_.is_object())
+      for (auto& [name, f] : figures_.items()) {
+        const auto unit = f.is_array() && f.size() == 2 && f[0].is_string() ? unit_from_name(f[0].get<std::string>()) : std::nullopt;
+        const auto direction = f.is_array() && f.size() == 2 && f[1].is_string() ? direction_from_name(f[1].get<std::string>()) : std::nullopt;
+        if (!unit || !direction) throw BadData("an index payload's figure '" + name + "' is not [unit, direction]");
+        r_.figures.emplace(name, RecordedFigure{unit_name(*unit), direction_name(*direction)});
+        declare_recorded_figure(name, *unit, *direction);
+      }
   }
 
  private:
-  enum class Field { Spec, Error, Metrics, Curves, Provenance, Records, Other };
+  enum class Field { Spec, Error, Metrics, Curves, Provenance, Records, Figures, Other };
   static constexpr unsigned kAllFields = (1u << 6) - 1;
 
   // Fields other than the six (none today) are read and left, as json::from_cbor would; a
@@ -88,13 +98,15 @@ class ViewReader {
     field_ = Field::Other;
     for (const auto& [name, field] : kFields)
       if (k == name) field_ = field;
-    if (field_ != Field::Other) seen_ |= 1u << static_cast<unsigned>(field_);
+    if (k == "figures") field_ = Field::Figures;  // optional: not counted in seen_
+    if (field_ != Field::Other && field_ != Field::Figures) seen_ |= 1u << static_cast<unsigned>(field_);
     if (field_ == Field::Metrics) r_.metrics.clear();
     target_ = field_ == Field::Spec         ? &r_.spec
               : field_ == Field::Error      ? &error_
               : field_ == Field::Curves     ? &curves_
               : field_ == Field::Provenance ? &r_.provenance
               : field_ == Field::Records    ? &r_.records
+              : field_ == Field::Figures    ? &figures_
                                             : &other_;
     return true;
   }
@@ -137,7 +149,7 @@ class ViewReader {
   std::vector<json*> stack_;  // the field's open objects and arrays
   json* object_element_ = nullptr;
   std::string metric_name_;
-  json error_, curves_, other_;
+  json error_, curves_, figures_, other_;
 };
 
 }  // namespace
@@ -145,6 +157,10 @@ class ViewReader {
 std::string encode_view_payload(const RunRecord& view) {
   json j = {{"spec", view.spec}, {"error", view.error}, {"metrics", view.metrics}, {"curves", view.curves},
             {"provenance", view.provenance}, {"records", view.records}};
+  if (!view.figures.empty()) {
+    json& figures = j["figures"];
+    for (const auto& [name, f] : view.figures) figures[name] = {f.unit, f.direction};
+  }
   const std::vector<std::uint8_t> cbor = json::to_cbor(j);
   return std::string(cbor.begin(), cbor.end());
 }

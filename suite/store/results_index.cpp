@@ -1,5 +1,7 @@
 #include "suite/store/results_index.h"
 
+#include "suite/contracts/figures.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -271,6 +273,9 @@ RunRecord index_view(RunRecord full) {
   view.records = pick_keys(full.records, kRecordsKept);
   for (auto& [name, values] : full.curves)
     if (name.compare(0, kCurvesKeptPrefix.size(), kCurvesKeptPrefix) == 0) view.curves.emplace(name, std::move(values));
+  // What every lrbench program knows need not be kept: a model's figures are.
+  for (auto& [name, figure] : full.figures)
+    if (!is_harness_figure(name)) view.figures.emplace(name, std::move(figure));
   return view;
 }
 

@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "suite/config/run_spec.h"
+#include "suite/contracts/figures.h"
 #include "suite/core/errors.h"
 #include "suite/core/file_digest.h"
 #include "suite/core/files.h"
@@ -73,6 +74,38 @@ std::vector<double> read_series(const h5::Object& group, const std::string& grou
   }
 }
 
+// Each metric's unit and better side: the catalogue's, else what the record was read with,
+// else none known ("", "none").
+json figures_of(const RunRecord& record) {
+  json out = json::object();
+  for (const auto& [name, value] : record.metrics) {
+    (void)value;
+    RecordedFigure r{"", direction_name(Direction::None)};
+    if (const FigureDef* f = find_figure(name)) r = {unit_name(f->unit), direction_name(f->direction)};
+    else if (const auto it = record.figures.find(name); it != record.figures.end()) r = it->second;
+    out[name] = {{"unit", r.unit}, {"direction", r.direction}};
+  }
+  return out;
+}
+
+// /figures of a version-2 file: an object of {"unit", "direction"} per metric, both names of
+// the catalogue's; figures the catalogue lacks are declared from it.
+std::map<std::string, RecordedFigure> read_figures(const json& j) {
+  if (!j.is_object()) throw BadData("/figures is not a JSON object");
+  std::map<std::string, RecordedFigure> out;
+  for (const auto& [name, f] : j.items()) {
+    const auto unit = f.is_object() && f.contains("unit") && f["unit"].is_string() ? unit_from_name(f["unit"].get<std::string>()) : std::nullopt;
+    const auto direction = f.is_object() && f.contains("direction") && f["direction"].is_string()
+                               ? direction_from_name(f["direction"].get<std::string>())
+                               : std::nullopt;
+    if (!unit || !direction)
+      throw BadData("/figures: '" + name + "' needs a unit and a direction (higher, lower or none)");
+    out.emplace(name, RecordedFigure{unit_name(*unit), direction_name(*direction)});
+    declare_recorded_figure(name, *unit, *direction);
+  }
+  return out;
+}
+
 }  // namespace
 
 void write_run_group(const h5::Object& group, const RunRecord& record) {
@@ -87,6 +120,7 @@ void write_run_group(const h5::Object& group, const RunRecord& record) {
   write_text_dataset(group, "records", dump_lenient(record.records));
   write_text_dataset(group, "status", status_name(record.status));
   write_text_dataset(group, "error", without_nul(record.error));
+  write_text_dataset(group, "figures", figures_of(record).dump());
 
   h5::Group metrics = h5::create_group(group, kMetricsGroup);
   for (const auto& [name, value] : record.metrics) {
@@ -107,9 +141,9 @@ RunFileCheck read_run_group(const h5::Object& group, RunRead depth) {
   try {
     const auto version = h5::read_int_attribute(group, kSchemaVersionAttr);
     if (!version) throw BadData("not a run file: no schema_version attribute");
-    if (*version != kResultsSchemaVersion)
-      throw BadData("unknown schema_version " + std::to_string(*version) + " (this lrbench reads " +
-                std::to_string(kResultsSchemaVersion) + ")");
+    if (*version != 1 && *version != kResultsSchemaVersion)
+      throw BadData("unknown schema_version " + std::to_string(*version) + " (this lrbench reads 1 to " +
+                    std::to_string(kResultsSchemaVersion) + ")");
     const auto complete = h5::read_int_attribute(group, kCompleteAttr);
     if (!complete || *complete != 1) throw BadData("incomplete: no complete marker");
     const auto key = h5::read_string_attribute(group, kRunKeyAttr);
@@ -132,6 +166,8 @@ RunFileCheck read_run_group(const h5::Object& group, RunRead depth) {
     r.provenance = parse_json(read_text_dataset(group, "provenance", "/provenance"), "provenance");
     r.records = parse_json(read_text_dataset(group, "records", "/records"), "records");
     r.error = read_text_dataset(group, "error", "/error");
+    // Version 1 recorded no units or directions: the catalogue's hold for them.
+    if (*version >= 2) r.figures = read_figures(parse_json(read_text_dataset(group, "figures", "/figures"), "figures"));
 
     for (const char* group_name : {kMetricsGroup, kCurvesGroup}) {
       if (!h5::link_exists(group, group_name)) throw BadData(std::string("missing /") + group_name);

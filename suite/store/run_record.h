@@ -11,11 +11,20 @@
 
 namespace lrb {
 
-inline constexpr int kResultsSchemaVersion = 1;
+// 2: /figures (each metric's unit and better side). Files of version 1 still read.
+inline constexpr int kResultsSchemaVersion = 2;
 
 enum class RunStatus { Ok, Failed, Stopped };
 const char* status_name(RunStatus s);
 RunStatus status_from_name(const std::string& s);  // throws std::invalid_argument
+
+// A figure's unit and better side as a run file records them ("bytes", "lower"...: the
+// names of suite/contracts/figures.h).
+struct RecordedFigure {
+  std::string unit;
+  std::string direction;
+  bool operator==(const RecordedFigure& o) const { return unit == o.unit && direction == o.direction; }
+};
 
 struct RunRecord {
   std::string key;              // the run key: sha256 of spec.dump()
@@ -34,6 +43,10 @@ struct RunRecord {
   // What the model or task chose and a report may show (MAELRE's per-block attention,
   // BigBird's random block table...): free-form JSON.
   nlohmann::json records = nlohmann::json::object();
+  // Each metric's unit and direction as read from its run file (empty from a version-1 file;
+  // a written file takes them from the figure catalogue). Reports read the catalogue; a
+  // figure it does not know is declared from here when the record is read.
+  std::map<std::string, RecordedFigure> figures;
 
   std::string primary_metric() const;  // spec's task metrics[0], prefixed "eval_"
 };

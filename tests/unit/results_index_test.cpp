@@ -19,6 +19,7 @@
 #include "suite/report/report_input.h"
 #include "suite/report/sinks.h"
 #include "suite/store/index_payload.h"
+#include "suite/contracts/figures.h"
 #include "suite/store/results_index.h"
 #include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
@@ -145,6 +146,29 @@ TEST(ResultsIndexPayload, DecodesAsTheWholeDocumentWould) {
   RunRecord r;
   EXPECT_THROW(decode_view_payload(payload.substr(0, payload.size() / 2), r), std::exception);
   EXPECT_THROW(decode_view_payload(payload + "x", r), std::exception);
+}
+
+// A figure lrbench does not know (a model built out of tree) keeps its recorded unit and
+// direction through the index, and a program that reads the index learns it; lrbench's
+// own figures are not repeated in every payload.
+TEST(ResultsIndexPayload, KeepsTheRecordedFiguresThatAreNotLrbenchsOwn) {
+  RunRecord full;
+  full.spec = {{"seed_index", 0}};
+  full.metrics = {{"peak_bytes", 1e6}, {"lrb_index_test_out_of_tree_gap", 0.25}};
+  full.figures = {{"peak_bytes", {"bytes", "lower"}}, {"lrb_index_test_out_of_tree_gap", {"", "lower"}}};
+  const RunRecord view = index_view(full);
+  EXPECT_EQ(view.figures.size(), 1u) << "peak_bytes is the runner's: every program knows it";
+  RunRecord got;
+  decode_view_payload(encode_view_payload(view), got);
+  ASSERT_EQ(got.figures.count("lrb_index_test_out_of_tree_gap"), 1u);
+  EXPECT_EQ(got.figures.at("lrb_index_test_out_of_tree_gap"), (RecordedFigure{"", "lower"}));
+  EXPECT_EQ(figure_direction("lrb_index_test_out_of_tree_gap"), Direction::Lower);
+  // A payload whose figure is not [unit, direction] is refused.
+  json doc = json::from_cbor(encode_view_payload(view));
+  doc["figures"]["lrb_index_test_out_of_tree_gap"] = json::array({"", "sideways"});
+  const std::vector<std::uint8_t> cbor = json::to_cbor(doc);
+  RunRecord r;
+  EXPECT_THROW(decode_view_payload(std::string(cbor.begin(), cbor.end()), r), std::exception);
 }
 
 class ResultsIndex : public ::testing::Test {

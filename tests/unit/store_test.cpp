@@ -18,6 +18,7 @@
 #include <limits>
 
 #include "suite/config/run_spec.h"
+#include "suite/contracts/figures.h"
 #include "suite/core/errors.h"
 #include "suite/core/files.h"
 #include "suite/core/process_info.h"
@@ -94,6 +95,16 @@ std::vector<std::string> names_in(const fs::path& folder) {
 using test::chunk_offset;
 using test::flip_byte;
 void edit_root(const fs::path& file, const std::function<void(hid_t)>& edit) { test::edit_hdf5_root(file, edit); }
+
+// Rewrites a run file's schema_version attribute (the file is resealed after).
+void set_schema_version(hid_t f, long long version) {
+  ASSERT_GE(H5Adelete(f, "schema_version"), 0);
+  const hid_t s = H5Screate(H5S_SCALAR);
+  const hid_t a = H5Acreate2(f, "schema_version", H5T_STD_I64LE, s, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(H5Awrite(a, H5T_NATIVE_LLONG, &version), 0);
+  H5Aclose(a);
+  H5Sclose(s);
+}
 
 class StoreTest : public ::testing::Test {
  protected:
@@ -264,16 +275,71 @@ TEST_F(StoreTest, MissingMarkerIsIncomplete) {
 TEST_F(StoreTest, UnknownSchemaVersionIsReported) {
   const fs::path p = write(make_record("schema"));
   edit_root(p, [](hid_t f) {
-    ASSERT_GE(H5Adelete(f, "schema_version"), 0);
-    const hid_t s = H5Screate(H5S_SCALAR);
-    const hid_t a = H5Acreate2(f, "schema_version", H5T_STD_I64LE, s, H5P_DEFAULT, H5P_DEFAULT);
-    const long long v = 7;
-    ASSERT_GE(H5Awrite(a, H5T_NATIVE_LLONG, &v), 0);
-    H5Aclose(a);
-    H5Sclose(s);
+    set_schema_version(f, 7);
   });
   test::reseal(p);
   EXPECT_EQ(read_run_file(p).reason.rfind("unknown schema_version 7", 0), 0u) << read_run_file(p).reason;
+}
+
+// Schema 2: /figures holds each metric's unit and better side, from the figure catalogue.
+TEST_F(StoreTest, EachFigureIsRecordedWithItsUnitAndDirection) {
+  const fs::path p = write(make_record("figures"));
+  const RunFileCheck c = read_run_file(p);
+  ASSERT_TRUE(c.valid()) << c.reason;
+  const auto& f = c.record->figures;
+  ASSERT_EQ(f.size(), c.record->metrics.size());
+  EXPECT_EQ(f.at("peak_bytes"), (RecordedFigure{"bytes", "lower"}));
+  EXPECT_EQ(f.at("eval_accuracy"), (RecordedFigure{"", "higher"}));  // a task metric
+  EXPECT_EQ(f.at("steps_done"), (RecordedFigure{"count", "none"}));
+  EXPECT_EQ(f.at("grad_norm_max"), (RecordedFigure{"", "none"}));   // declared nowhere: no better side
+  // The text any HDF5 reader sees (h5py: json.loads(f["figures"][()])).
+  const json text = json::parse(read_text_dataset(h5::open_file(p), "figures", "/figures"));
+  EXPECT_EQ(text.at("peak_bytes"), (json{{"unit", "bytes"}, {"direction", "lower"}}));
+}
+
+// A figure the catalogue does not know (a model built out of tree) is written as the record
+// carries it, and a program reading the file learns it.
+TEST_F(StoreTest, AFigureTheReaderDoesNotKnowIsLearntFromTheFile) {
+  RunRecord r = make_record("learnt");
+  r.metrics["lrb_store_test_out_of_tree_bytes"] = 4096;
+  r.figures["lrb_store_test_out_of_tree_bytes"] = {"bytes", "lower"};
+  EXPECT_EQ(find_figure("lrb_store_test_out_of_tree_bytes"), nullptr);
+  const RunFileCheck c = read_run_file(write(r));
+  ASSERT_TRUE(c.valid()) << c.reason;
+  const FigureDef* f = find_figure("lrb_store_test_out_of_tree_bytes");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->direction, Direction::Lower);
+  EXPECT_EQ(f->unit, FigureUnit::Bytes);
+  EXPECT_EQ(f->recorded_by, "run file");
+}
+
+// Run files of schema 1 (no /figures) still read; their figures' directions are the catalogue's.
+TEST_F(StoreTest, AVersionOneFileStillReads) {
+  const RunRecord r = make_record("version1");
+  const fs::path p = write(r);
+  edit_root(p, [](hid_t f) {
+    ASSERT_GE(H5Ldelete(f, "figures", H5P_DEFAULT), 0);
+    set_schema_version(f, 1);
+  });
+  test::reseal(p);
+  const RunFileCheck c = read_run_file(p);
+  ASSERT_TRUE(c.valid()) << c.reason;
+  expect_same(r, *c.record);
+  EXPECT_TRUE(c.record->figures.empty());
+  EXPECT_EQ(figure_direction("peak_bytes"), Direction::Lower);
+}
+
+// A /figures that is not an object of units and directions is damage, named.
+TEST_F(StoreTest, ABadFiguresTextIsNamed) {
+  const fs::path p = write(make_record("badfigures"));
+  edit_root(p, [](hid_t f) {
+    ASSERT_GE(H5Ldelete(f, "figures", H5P_DEFAULT), 0);
+    const h5::Group root(H5Gopen2(f, "/", H5P_DEFAULT), "test");
+    write_text_dataset(root, "figures", R"({"peak_bytes": {"unit": "bytes", "direction": "up"}})");
+  });
+  test::reseal(p);
+  EXPECT_NE(read_run_file(p).reason.find("/figures: 'peak_bytes' needs a unit and a direction"), std::string::npos)
+      << read_run_file(p).reason;
 }
 
 TEST_F(StoreTest, RenamedFileIsReported) {
