@@ -15,7 +15,10 @@ namespace {
 // A figure shown beside the task metric: its direction and unit are the catalogue's.
 EfficiencyMetric shown(const char* name, const char* header, const char* only_with = "", bool breakdown = false) {
   const FigureDef* f = find_figure(name);
-  LRB_CHECK(f != nullptr, "every efficiency figure a report shows is in the figure catalogue");
+  // A model's figure is declared in its folder's figures.cpp: every program that reports
+  // links those declarations (lrb_plugin_figures, CMakeLists.txt), as lrbench-results does.
+  LRB_CHECK(f != nullptr, std::string("every efficiency figure a report shows is in the figure catalogue: ") + name +
+                              " is not (does this program link lrb_plugin_figures?)");
   EfficiencyUnit unit = EfficiencyUnit::kPlain;
   switch (f->unit) {
     case FigureUnit::Count: unit = EfficiencyUnit::kCount; break;
