@@ -115,15 +115,10 @@ std::optional<OpenedFolder> open_folder(const MpiSession& mpi, JobSteps& steps, 
 // Rank 0's scheduler of a sequential study: the judge from the CLI, and each run's queue item.
 std::unique_ptr<SequentialSource> make_sequential_source(const SweepSpec& spec, const ExpandedSweep& ex,
                                                          const std::vector<std::size_t>& mine, std::vector<RunRecord> finished,
-                                                         const SweepRunOptions& options, StudyClock* clock, bool refill_waves) {
+                                                         const SweepRunOptions& options, StudyClock* clock, bool refill_waves,
+                                                         std::vector<std::string> varying) {
   if (!options.make_judge) throw UserError(spec.sweep.sequential_at.str() + ": this program cannot judge a sequential study");
-  std::vector<std::string> varying;
-  {
-    std::vector<nlohmann::json> specs;
-    for (const auto& r : ex.runs) specs.push_back(r.spec);
-    varying = varying_paths(specs);
-  }
-  auto item_of = [&ex, varying](std::int64_t i) {
+  auto item_of = [&ex, varying = std::move(varying)](std::int64_t i) {
     const RunSpec& r = ex.runs[static_cast<std::size_t>(i)];
     return WorkItem{i, r.cost, describe_run(r, varying)};
   };
@@ -141,7 +136,7 @@ std::vector<std::int64_t> plan_runs(const MpiSession& mpi, JobSteps& steps, cons
       failed = exit_code_of([&] {
         *clock = std::make_unique<StudyClock>(options.out_dir);
         *source = make_sequential_source(job.spec, job.ex, job.mine, std::move(scan->finished_records), options, clock->get(),
-                                         options.shard.whole());
+                                         options.shard.whole(), job.varying);
         scan->pending = (*source)->initial();
       });
     steps.agree(JobStep::study_planned, failed);  // a study that cannot start stops every rank
