@@ -214,6 +214,21 @@ std::optional<FigureUnit> unit_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+bool parse_figure_names(std::string_view unit, std::string_view direction, FigureUnit* unit_out, Direction* direction_out) {
+  bool unit_found = false, direction_found = false;
+  for (FigureUnit u : {FigureUnit::Count, FigureUnit::Bytes, FigureUnit::Seconds, FigureUnit::Rate, FigureUnit::Share, FigureUnit::Plain})
+    if (unit == unit_name(u)) {
+      *unit_out = u;
+      unit_found = true;
+    }
+  for (Direction d : {Direction::Higher, Direction::Lower, Direction::None})
+    if (direction == direction_name(d)) {
+      *direction_out = d;
+      direction_found = true;
+    }
+  return unit_found && direction_found;
+}
+
 void declare_recorded_figure(const std::string& stored_name, FigureUnit unit, Direction direction) {
   Catalogue& c = catalogue();
   const std::lock_guard<std::mutex> lock(c.mutex);

@@ -32,6 +32,8 @@ const char* unit_name(FigureUnit u);      // "count", "bytes", "seconds", "1/s",
 // The reverse of each: nothing for a name that is not one.
 std::optional<Direction> direction_from_name(std::string_view name);
 std::optional<FigureUnit> unit_from_name(std::string_view name);
+// Both at once, as a file records them: false when either is not a name.
+bool parse_figure_names(std::string_view unit, std::string_view direction, FigureUnit* unit_out, Direction* direction_out);
 
 struct FigureDef {
   std::string name;  // the stored name; for a family, its prefix

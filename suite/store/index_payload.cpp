@@ -77,11 +77,14 @@ class ViewReader {
     // Optional: [unit, direction] of the figures that are not lrbench's own.
     if (figures_.is_object())
       for (auto& [name, f] : figures_.items()) {
-        const auto unit = f.is_array() && f.size() == 2 && f[0].is_string() ? unit_from_name(f[0].get<std::string>()) : std::nullopt;
-        const auto direction = f.is_array() && f.size() == 2 && f[1].is_string() ? direction_from_name(f[1].get<std::string>()) : std::nullopt;
-        if (!unit || !direction) throw BadData("an index payload's figure '" + name + "' is not [unit, direction]");
-        r_.figures.emplace(name, RecordedFigure{unit_name(*unit), direction_name(*direction)});
-        declare_recorded_figure(name, *unit, *direction);
+        const bool pair = f.is_array() && f.size() == 2 && f[0].is_string() && f[1].is_string();
+        const std::string unit_text = pair ? f[0].get<std::string>() : "?", direction_text = pair ? f[1].get<std::string>() : "?";
+        FigureUnit unit = FigureUnit::Plain;
+        Direction direction = Direction::None;
+        if (!parse_figure_names(unit_text, direction_text, &unit, &direction))
+          throw BadData("an index payload's figure '" + name + "' is not [unit, direction]");
+        r_.figures.emplace(name, RecordedFigure{unit_name(unit), direction_name(direction)});
+        declare_recorded_figure(name, unit, direction);
       }
   }
 

@@ -94,14 +94,13 @@ std::map<std::string, RecordedFigure> read_figures(const json& j) {
   if (!j.is_object()) throw BadData("/figures is not a JSON object");
   std::map<std::string, RecordedFigure> out;
   for (const auto& [name, f] : j.items()) {
-    const auto unit = f.is_object() && f.contains("unit") && f["unit"].is_string() ? unit_from_name(f["unit"].get<std::string>()) : std::nullopt;
-    const auto direction = f.is_object() && f.contains("direction") && f["direction"].is_string()
-                               ? direction_from_name(f["direction"].get<std::string>())
-                               : std::nullopt;
-    if (!unit || !direction)
+    const bool both = f.is_object() && f.contains("unit") && f["unit"].is_string() && f.contains("direction") && f["direction"].is_string();
+    FigureUnit unit = FigureUnit::Plain;
+    Direction direction = Direction::None;
+    if (!both || !parse_figure_names(f["unit"].get<std::string>(), f["direction"].get<std::string>(), &unit, &direction))
       throw BadData("/figures: '" + name + "' needs a unit and a direction (higher, lower or none)");
-    out.emplace(name, RecordedFigure{unit_name(*unit), direction_name(*direction)});
-    declare_recorded_figure(name, *unit, *direction);
+    out.emplace(name, RecordedFigure{unit_name(unit), direction_name(direction)});
+    declare_recorded_figure(name, unit, direction);
   }
   return out;
 }
