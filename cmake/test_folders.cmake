@@ -1,7 +1,9 @@
 # Folder labels for the tests of one GoogleTest binary. Its tests are discovered when it is
 # built, by name prefix (tests/CMakeLists.txt: unit, slow, mpi, faults, slurm); here each
 # also gets the label of the folder its suite is written in (tests/unit, tests/integration,
-# tests/faults), so `ctest -L integration` runs one folder.
+# tests/faults, each with its subfolders), so `ctest -L integration` runs one folder. A
+# suite of tests/unit named *Command runs the lrbench program: it is labelled program too
+# (the sanitizers' torch-free build does not make the program: `-LE program`).
 #
 #   lrb_label_test_folders(<target> "<prefix labels>" <folder>...)
 #
@@ -18,7 +20,7 @@ function(lrb_label_test_folders target prefix_labels)
   set(map "")
   set(problems "")
   foreach(folder ${folders})
-    file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${folder}/*.cpp)
+    file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${folder}/*.cpp)
     foreach(src ${sources})
       file(STRINGS ${src} lines REGEX "^[ \t]*(TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\\([ \t]*[A-Za-z0-9_]+")
       foreach(line ${lines})
@@ -66,6 +68,9 @@ foreach(lrb_label @prefix_labels@)
           set(lrb_labels ${lrb_label})
         else()
           set(lrb_labels "${lrb_label};${lrb_folder_of_${lrb_suite}}")
+        endif()
+        if(lrb_folder_of_${lrb_suite} STREQUAL "unit" AND lrb_suite MATCHES "Command$")
+          list(APPEND lrb_labels program)
         endif()
         break()
       endif()

@@ -27,10 +27,11 @@ asan_env=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:de
           LSAN_OPTIONS=suppressions=$supp/lsan.supp
           UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$supp/ubsan.supp)
 tsan_env=(TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp)
-# The tests that run the lrbench program, which the torch-free build does not make, are in
-# suites named *Command (tests/CMakeLists.txt says so where the torch-free tests are listed):
-# they run in the asan form.
-program_tests='*Command.*'
+# The torch-free program's tests are known to ctest in these builds, labelled torch-free
+# (tests/CMakeLists.txt: the tests/unit folders of the torch-free layers); those that run
+# the lrbench program, which these builds do not make, are labelled program too and run in
+# the asan form.
+torch_free_labels=(-L torch-free -LE program)
 mpirun_args=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
 status=0
 
@@ -45,7 +46,7 @@ fast() {
   configure asan
   cmake --build build-asan -j "$jobs" --target lrb_torch_free_tests
   echo "sanitize: ASan+UBSan, the torch-free layers' tests"
-  env "${asan_env[@]}" build-asan/tests/lrb_torch_free_tests --gtest_brief=1 --gtest_filter="-$program_tests" || status=1
+  (cd build-asan && env "${asan_env[@]}" ctest --output-on-failure --no-tests=error --timeout 600 -j "$jobs" "${torch_free_labels[@]}") || status=1
 }
 
 full_asan() {
@@ -53,14 +54,14 @@ full_asan() {
   cmake --build build-asan -j "$jobs"
   echo "sanitize: ASan+UBSan, all of lrbench: unit, slow and mpi tests"
   (cd build-asan && env "${asan_env[@]}" ASAN_OPTIONS=detect_leaks=0:detect_stack_use_after_return=1 \
-    ctest --output-on-failure --timeout 3600 -j "$jobs" -L 'unit|slow|mpi') || status=1
+    ctest --output-on-failure --timeout 3600 -j "$jobs" -L 'unit|slow|mpi' -LE torch-free) || status=1
 }
 
 tsan() {
   configure tsan
   cmake --build build-tsan -j "$jobs" --target lrb_torch_free_tests lrb_work_queue_check
   echo "sanitize: TSan, the threaded parts"
-  env "${tsan_env[@]}" build-tsan/tests/lrb_torch_free_tests --gtest_brief=1 --gtest_filter="-$program_tests" || status=1
+  (cd build-tsan && env "${tsan_env[@]}" ctest --output-on-failure --no-tests=error --timeout 600 -j "$jobs" "${torch_free_labels[@]}") || status=1
   for args in "4 400" "4 400 7" "2 50"; do
     set -- $args
     env "${tsan_env[@]}" "${mpirun_args[@]}" -x TSAN_OPTIONS -np "$1" build-tsan/tests/lrb_work_queue_check "${@:2}" || status=1

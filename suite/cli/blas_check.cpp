@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   using CoreFn = char* (*)();
   const auto corename = reinterpret_cast<CoreFn>(dlsym(blas, "openblas_get_corename"));
   std::string core = corename ? corename() : "";
-  // Fault trials (tests/unit/blas_core_test.cpp): a library that fell back, on any machine.
+  // Fault trials (tests/unit/cli/blas_core_test.cpp): a library that fell back, on any machine.
   if (const char* fallback = getenv("LRB_FAULT_BLAS_FALLBACK"); fallback && !core.empty() && getenv("OPENBLAS_CORETYPE") == nullptr)
     core = fallback;
   const std::string better =

@@ -3,7 +3,7 @@
 // evaluation, the train loss of the last steps, step time, throughput and model FLOP
 // utilisation after warm-up, where a step's time goes, what the gradient exchange costs.
 // A pure function without LibTorch, so that how a figure is derived is tested on numbers
-// chosen for it (tests/unit/derived_figures_test.cpp, also in the torch-free test program).
+// chosen for it (tests/unit/run/derived_figures_test.cpp, also in the torch-free test program).
 #include <map>
 #include <string>
 #include <vector>

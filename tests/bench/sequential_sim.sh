@@ -5,7 +5,7 @@
 # Under the null the "supported" rate of lrbench's sequential judge must stay at most α with
 # its Clopper–Pearson interval; the naive rule (a fixed-n interval at every look, stopping
 # when it clears) is shown failing that on the same simulated studies. The small version
-# runs in CI (Differences/SequentialClaimsNull in tests/unit/sequential_claims_test.cpp).
+# runs in CI (Differences/SequentialClaimsNull in tests/unit/report/sequential_claims_test.cpp).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}

@@ -3,7 +3,7 @@
 // them: the sequential judge of suite/report/sequential_claims.h on run records, against
 // the naive rule (a fixed-n 95 % t interval at every look, stopping when it clears) and the
 // fixed design (one test at max seeds). Shared by the simulation test
-// (tests/unit/sequential_claims_test.cpp) and the benchmark (tests/bench/sequential_sim.sh).
+// (tests/unit/report/sequential_claims_test.cpp) and the benchmark (tests/bench/sequential_sim.sh).
 #include <cstddef>
 #include <cstdint>
 #include <string>

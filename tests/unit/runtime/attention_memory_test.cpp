@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <functional>
 
-#include "attention_test_util.h"
+#include "tests/support/attention_test_util.h"
 #include "suite/nn/attention/block_sparse.h"
 #include "suite/nn/attention/linear.h"
 #include "suite/nn/attention/pooling.h"

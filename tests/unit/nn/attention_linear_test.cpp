@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "attention_test_util.h"
+#include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/linear.h"
 

@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "tests/unit/task_test_util.h"
+#include "tests/support/task_test_util.h"
 #include "workloads/tasks/image_files.h"
 
 namespace lrb {

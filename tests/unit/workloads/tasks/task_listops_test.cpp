@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "tests/unit/task_test_util.h"
+#include "tests/support/task_test_util.h"
 
 namespace lrb {
 namespace {

@@ -5,7 +5,7 @@
 #include <ATen/ATen.h>
 
 #include "suite/contracts/metrics.h"
-#include "tests/unit/task_test_util.h"
+#include "tests/support/task_test_util.h"
 
 namespace lrb {
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/unit/task_test_util.h"
+#include "tests/support/task_test_util.h"
 #include "workloads/loaders/ucr.h"
 
 namespace lrb {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "tests/unit/task_test_util.h"
+#include "tests/support/task_test_util.h"
 #include "workloads/tasks/common.h"
 
 namespace lrb {

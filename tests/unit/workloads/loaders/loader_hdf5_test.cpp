@@ -12,7 +12,7 @@
 #include <limits>
 
 #include "suite/hdf5/h5.h"
-#include "tests/unit/task_test_util.h"
+#include "tests/support/task_test_util.h"
 #include "workloads/loaders/hdf5_data.h"
 
 namespace lrb {

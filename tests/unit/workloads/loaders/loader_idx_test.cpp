@@ -8,7 +8,7 @@
 #include <fstream>
 #include <limits>
 
-#include "tests/unit/task_test_util.h"
+#include "tests/support/task_test_util.h"
 #include "workloads/loaders/idx.h"
 
 namespace lrb {

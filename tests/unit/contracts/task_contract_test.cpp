@@ -8,7 +8,7 @@
 
 #include "suite/core/sha256.h"
 #include "suite/contracts/metrics.h"
-#include "tests/unit/task_test_util.h"
+#include "tests/support/task_test_util.h"
 
 namespace lrb {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <queue>
 
-#include "tests/unit/task_test_util.h"
+#include "tests/support/task_test_util.h"
 #include "workloads/tasks/common.h"
 #include "workloads/tasks/pathfinder.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "attention_test_util.h"
+#include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/block_sparse.h"
 #include "suite/nn/attention/kernel_registry.h"

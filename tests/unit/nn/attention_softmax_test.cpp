@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "attention_test_util.h"
+#include "tests/support/attention_test_util.h"
 #include "suite/nn/attention/proportional.h"
 #include "suite/nn/attention/softmax.h"
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <set>
 
-#include "attention_test_util.h"
+#include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/block_sparse.h"
 

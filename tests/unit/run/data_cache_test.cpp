@@ -27,7 +27,7 @@
 #include "suite/run/runner.h"
 #include "suite/hdf5/h5.h"
 #include "tests/support/damage.h"
-#include "tests/unit/task_test_util.h"
+#include "tests/support/task_test_util.h"
 
 namespace lrb {
 namespace {

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "attention_test_util.h"
+#include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/attention/retention.h"

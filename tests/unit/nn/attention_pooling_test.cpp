@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attention_test_util.h"
+#include "tests/support/attention_test_util.h"
 #include "suite/nn/attention/pooling.h"
 
 namespace lrb {
