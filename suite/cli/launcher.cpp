@@ -45,7 +45,7 @@ static void allocate_for_many_records() {
 // with the models' option schemas, which are lrbench-core's). The commands lrbench-results
 // is built with (CMakeLists.txt): a command added there is added here.
 static bool is_results_command(char** argv) {
-  static const char* const results_commands[] = {"report", "leaderboard", "plan", "index", "merge"};
+  static const char* const results_commands[] = {"report", "leaderboard", "plan", "index", "merge", "export"};
   for (const char* command : results_commands)
     if (strcmp(argv[1], command) == 0) return true;
   if (strcmp(argv[1], "status") != 0) return false;

@@ -1,4 +1,5 @@
 #include "suite/config/expand.h"
+#include "suite/config/setting_values.h"
 
 #include <limits>
 #include <map>
@@ -310,6 +311,13 @@ std::map<std::string, json> setting_leaves(const json& spec) {
   return leaves;
 }
 }  // namespace
+
+std::map<std::string, json> setting_values(const json& spec) {
+  std::map<std::string, json> values = setting_leaves(spec);
+  for (const char* part : {"measure", "evaluate"})
+    if (spec.contains(part)) flatten(spec.at(part), part, values);
+  return values;
+}
 
 std::vector<std::string> varying_paths(const std::vector<json>& specs) {
   std::vector<const json*> pointers;

@@ -2,7 +2,7 @@
 # The results side at scale: synthetic results folders of 1,000, 10,000 and 100,000 runs
 # (lrb_make_results: 40 cells, seeds growing; each file as large as a quickstart run's), and
 # for each: building the index (every file read), a report from the up-to-date index,
-# `status`, `merge` into sweep.h5, and an incremental refresh after 1,000 new runs. Wall
+# `export` of every run as CSV rows, `status`, `merge` into sweep.h5, and an incremental refresh after 1,000 new runs. Wall
 # time and peak memory (GNU time) of each command, then the log-log slope of time and
 # memory against the number of runs (1 = linear). Targets at 100,000 runs: report <= 5 s
 # and <= 1 GiB, status <= 2 s, refresh after 1,000 new runs <= 5 s, merge <= 60 s.
@@ -25,7 +25,7 @@ measure() {  # prints "seconds kib" of the command
 }
 
 printf '%-8s %-28s %9s %10s\n' runs step seconds "MiB peak"
-declare -A report_s report_m merge_s
+declare -A report_s report_m merge_s export_s
 for n in "${sizes[@]}"; do
   dir=$work/r$n
   if [ ! -f "$dir/.complete" ]; then
@@ -40,6 +40,11 @@ for n in "${sizes[@]}"; do
   read -r s m < <(measure "$lrbench" report "$dir")
   report_s[$n]=$s; report_m[$n]=$m
   printf '%-8s %-28s %9.2f %10.0f\n' "$n" "report from the index" "$s" "$((m / 1024))"
+  # Every run as tidy rows (CSV), in about the time of a report: the same reading.
+  read -r s m < <(measure "$lrbench" export "$dir" -o "$work/export.csv")
+  export_s[$n]=$s
+  printf '%-8s %-28s %9.2f %10.0f\n' "$n" "export (CSV, $(($(wc -l < "$work/export.csv") - 1)) rows)" "$s" "$((m / 1024))"
+  rm -f "$work/export.csv"
   read -r s m < <(measure "$lrbench" status "$dir")
   printf '%-8s %-28s %9.2f %10.0f\n' "$n" "status" "$s" "$((m / 1024))"
   read -r s m < <(measure "$lrbench" index "$dir")
@@ -69,4 +74,5 @@ slope() {
 if [ "${#sizes[@]}" -ge 2 ]; then
   echo "report from the index, log-log slope over ${sizes[*]} runs: time $(slope report_s), memory $(slope report_m)"
   echo "merge, log-log slope of time over ${sizes[*]} runs: $(slope merge_s)"
+  echo "export, log-log slope of time over ${sizes[*]} runs: $(slope export_s)"
 fi
