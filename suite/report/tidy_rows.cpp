@@ -26,8 +26,6 @@ struct Cell {
   json value;
 };
 
-const char* const kRunColumns[] = {"run_key", "sweep", "status", "error", "task", "model", "seed", "base_seed", "device",
-                                   "ranks_per_run"};
 const char* const kFigureColumns[] = {"figure", "value", "unit", "direction"};
 // The provenance that tells two runs' circumstances apart (what the results index keeps).
 const char* const kProvenanceColumns[] = {"git_revision", "git_dirty", "device_name", "gpu_name", "threads", "world_size"};
@@ -121,7 +119,7 @@ class RowWriter {
     if (format_ != TidyFormat::Csv) return;
     std::string line;
     auto add = [&line](const std::string& c) { line += (line.empty() ? "" : ",") + csv_field(c); };
-    for (const char* c : kRunColumns) add(c);
+    for (const auto& c : run_cells(RunRecord{})) add(c.column);
     for (const auto& s : settings_) add(s);
     for (const char* c : kFigureColumns) add(c);
     for (const char* c : kProvenanceColumns) add(c);
@@ -143,10 +141,9 @@ class RowWriter {
 
   void row(const json& figure, const json& value, const std::string& unit, const std::string& direction) {
     Cells cells;
-    append(cells, "figure", figure);
-    append(cells, "value", value);
-    append(cells, "unit", figure.is_null() ? json() : json(unit));
-    append(cells, "direction", figure.is_null() ? json() : json(direction));
+    const json values[] = {figure, value, figure.is_null() ? json() : json(unit),
+                           figure.is_null() ? json() : json(direction)};
+    for (std::size_t i = 0; i < 4; ++i) append(cells, kFigureColumns[i], values[i]);
     if (format_ == TidyFormat::Csv)
       out_ << before_.text << ',' << cells.text << ',' << after_.text << '\n';
     else
@@ -218,10 +215,8 @@ std::size_t write_tidy_rows(const ReportInput& input, TidyFormat format, std::os
   }
   // What a report lists beside the runs: each with its reason, never dropped.
   auto note_row = [&writer](const char* status, const std::string& why) {
-    std::vector<Cell> cells;
-    for (const char* c : kRunColumns) cells.push_back({c, nullptr});
-    cells[2].value = status;
-    cells[3].value = why;
+    std::vector<Cell> cells = run_cells(RunRecord{});
+    for (auto& c : cells) c.value = c.column == "status" ? json(status) : c.column == "error" ? json(why) : json();
     writer.begin_run(cells, {}, provenance_cells(nullptr));
     writer.row(nullptr, nullptr, "", "");
   };
