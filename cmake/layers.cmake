@@ -27,6 +27,7 @@ set(LRB_LAYERS
   "workloads/loaders=suite/core suite/hdf5 suite/contracts suite/registry"
   "workloads/tasks=suite/core suite/contracts suite/registry workloads/loaders"
   "workloads/maelre=suite/core suite/contracts suite/nn suite/registry suite/runtime"
+  "workloads/torchscript=suite/core suite/contracts suite/registry"
   "baselines=suite/core suite/contracts suite/nn suite/registry suite/runtime")
 
 # The third-party libraries each folder uses itself (its own #include <...>), by the names
@@ -52,6 +53,7 @@ set(LRB_LAYER_THIRD_PARTY
   "workloads/loaders=torch fmt zlib"
   "workloads/tasks=torch"
   "workloads/maelre=torch"
+  "workloads/torchscript=torch zlib"
   "baselines=torch")
 
 # Each third-party library by name: what its headers' paths look like (a regular
@@ -93,7 +95,7 @@ endfunction()
 # building blocks, report formats, commands, tasks, models): nothing names such a file, so
 # a static archive would let the linker drop it. Their libraries hand their object files
 # to every program that links them (suite/CMakeLists.txt, lrb_add_layer).
-set(LRB_SELF_REGISTERING_LAYERS suite/nn suite/report suite/cli workloads/tasks workloads/maelre baselines)
+set(LRB_SELF_REGISTERING_LAYERS suite/nn suite/report suite/cli workloads/tasks workloads/maelre workloads/torchscript baselines)
 
 # The folder (layer) of a repository path: baselines/... is one layer, suite/x and workloads/x one each.
 function(lrb_layer_of path out)

@@ -27,6 +27,9 @@ packages=(
   time
   # reference statistics for fixtures, and h5py for inspecting result files
   python3 python3-numpy python3-scipy python3-statsmodels python3-h5py
+  # models written in PyTorch (model = "torchscript"): the PyTorch of the LibTorch above,
+  # which the tests save their modules with
+  python3-torch
 )
 
 missing=()

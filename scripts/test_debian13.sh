@@ -37,6 +37,8 @@ packages=(
   libfmt-dev libboost-dev libssl-dev zlib1g-dev
   # what the report and data tests use
   gnuplot-nox chromium dataset-fashion-mnist
+  # the torchscript model's tests save their modules with the PyTorch of this LibTorch
+  python3-torch
 )
 list=$(IFS=,; echo "${packages[*]}")
 # Known to fail on Debian 13 (pass on Debian 12), each with what differs.

@@ -1,6 +1,7 @@
 #include "suite/config/expand.h"
 #include "suite/config/setting_values.h"
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -269,7 +270,9 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
           continue;
         }
         ++model_ok[mi];
-        const double flops = entry.flops ? entry.flops(r.options, ts.info) : static_cast<double>(ts.info.tokens());
+        // A model whose FLOPs are not counted (NaN) is costed by its tokens, like one without a count.
+        const double counted = entry.flops ? entry.flops(r.options, ts.info) : std::nan("");
+        const double flops = std::isfinite(counted) ? counted : static_cast<double>(ts.info.tokens());
         // Evaluation variants of this model: part of the runs' identity (variant_spec.h).
         const json evaluate = spec.variants.empty() ? json() : evaluate_for_run(spec.evaluate, spec.variants, block.name, r.options, ts.info);
         for (const auto& tchoice : train_choices) {

@@ -20,6 +20,9 @@ class Model : public torch::nn::Module {
   // What the model decided and a report may show (per-block attention kind, random block
   // tables...). Called after training; stored with the run.
   virtual nlohmann::json records() const { return nlohmann::json::object(); }
+  // Where the model came from, when that is more than its options say (a TorchScript file:
+  // its path, digest and how each seed was initialised): the run's provenance "model".
+  virtual nlohmann::json provenance() const { return nlohmann::json::object(); }
   // Figures the model measures about itself while it trains (MAELRE: the peak memory of its
   // attention calls), by stored metric name. A measurement run ([measure]) calls
   // reset_figures() before its timed steps and stores figures() after them, beside the

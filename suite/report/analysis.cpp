@@ -189,7 +189,7 @@ void fit_scaling(Analysis& a, TaskResult& task) {
 void task_warnings(const Analysis& a, TaskResult& t) {
   std::set<int> threads;
   std::set<std::string> revisions, devices;
-  std::vector<std::string> n1, small_boot, duplicates, at_chance;
+  std::vector<std::string> n1, small_boot, duplicates, at_chance, same_init;
   for (std::size_t u : t.units)
     for (std::size_t i : a.units[u].cells) {
       const Cell& c = a.cells[i].cell;
@@ -197,6 +197,7 @@ void task_warnings(const Analysis& a, TaskResult& t) {
       revisions.insert(c.revisions.begin(), c.revisions.end());
       devices.insert(c.devices.begin(), c.devices.end());
       const std::string name = c.entrant + (c.condition_label.empty() ? "" : " " + c.condition_label);
+      if (c.same_init) same_init.push_back(name);
       if (c.values.size() == 1) n1.push_back(name);
       else if (c.values.size() >= 2 && c.values.size() < kMinBootstrapN) small_boot.push_back(name);
       for (const auto& d : c.duplicates) duplicates.push_back(name + ": " + d);
@@ -231,6 +232,10 @@ void task_warnings(const Analysis& a, TaskResult& t) {
     t.warnings.push_back(fmt::format("{}: {} comparison(s) with fewer than {} paired seeds: the Wilcoxon test cannot reach p < 0.05 there",
                                      task, few_pairs, kMinWilcoxonPairs));
   for (const auto& d : duplicates) t.warnings.push_back(task + ": " + d);
+  if (!same_init.empty())
+    t.warnings.push_back(fmt::format("{}: {} cell(s) whose seeds all start from the weights saved in the model file (same_init = true): "
+                                     "their spread leaves out the initialisation's, so intervals and comparisons understate it: {}",
+                                     task, same_init.size(), fmt::join(same_init, "; ")));
   if (!at_chance.empty())
     t.warnings.push_back(fmt::format("{}: {} cell(s) not clearly above chance (the accuracy's t interval reaches the commonest "
                                      "class's share): {}; comparisons among them compare noise",

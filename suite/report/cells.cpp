@@ -244,6 +244,8 @@ void fill_cell(Cell& cell, const std::vector<const RunRecord*>& runs) {
     const auto seed = r.spec.at("seed_index").get<std::int64_t>();
     if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
       cell.threads.insert(r.provenance.at("threads").get<int>());
+    if (const auto m = r.provenance.find("model"); m != r.provenance.end() && m->is_object())
+      if (const auto s = m->find("same_init"); s != m->end() && *s == true) cell.same_init = true;
     // Runs of a cell nearly always share both: labels are built only where one differs.
     if (labelled == nullptr || !same_revision_and_device(*labelled, r)) {
       if (const std::string rev = revision_of(r); !rev.empty()) cell.revisions.insert(rev);
@@ -278,6 +280,7 @@ void fill_cell(Cell& cell, const std::vector<const RunRecord*>& runs) {
     for (const auto& em : efficiency_metrics()) {
       auto ev = r.metrics.find(em.name);
       if (ev != r.metrics.end() && std::isfinite(ev->second)) cell.efficiency[em.name].push_back({seed, ev->second, run_key()});
+      else if (ev != r.metrics.end() && std::isnan(ev->second)) cell.not_counted.insert(em.name);
     }
     auto mv = r.metrics.find(cell.metric);
     if (mv == r.metrics.end() || !std::isfinite(mv->second)) {

@@ -55,11 +55,17 @@ struct Cell {
   std::vector<std::string> duplicates;                     // "seed 1: runs a and b; a used"
   // Efficiency figures of its ok runs (efficiency.h names them), finite values only, by seed.
   std::map<std::string, std::vector<SeedValue>> efficiency;
+  // Efficiency figures an ok run recorded as NaN: not counted (a TorchScript model's FLOPs
+  // when no product ran), shown as such rather than as missing.
+  std::set<std::string> not_counted;
   // The chance level of accuracy ("eval_chance": the commonest class's share of the eval
   // split), by seed, from every run that recorded it.
   std::vector<SeedValue> chance;
   std::set<int> threads;
   std::set<std::string> revisions, devices;
+  // A run whose seeds all started from one set of saved weights (provenance model.same_init:
+  // a TorchScript module trained with same_init = true): its spread is not the initialisation's.
+  bool same_init = false;
 
   nlohmann::json setting() const;     // condition and model options together (the JSON "setting")
   std::string setting_label() const;  // "seq_len=256 attention=linear"

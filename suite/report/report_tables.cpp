@@ -293,7 +293,7 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
     bool present = false, with = std::string(em.only_with).empty();
     for (std::size_t u : t.units)
       for (std::size_t i : a.units[u].cells) {
-        present = present || a.cells[i].efficiency.count(em.name);
+        present = present || a.cells[i].efficiency.count(em.name) || a.cells[i].cell.not_counted.count(em.name);
         with = with || a.cells[i].efficiency.count(em.only_with);
       }
     if (present && with) shown.push_back(&em);
@@ -306,6 +306,7 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
   for (const auto* em : shown) tab.columns.push_back(em->header);
   tab.columns.push_back("runs");
   tab.columns.push_back("failed");
+  bool any_not_counted = false;
   for (std::size_t u : t.units) {
     const Unit& unit = a.units[u];
     std::vector<std::optional<double>> best(shown.size());
@@ -324,7 +325,9 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
       for (std::size_t k = 0; k < shown.size(); ++k) {
         auto it = c.efficiency.find(shown[k]->name);
         if (it == c.efficiency.end()) {
-          row.push_back(text("–"));
+          const bool uncounted = c.cell.not_counted.count(shown[k]->name) > 0;
+          any_not_counted = any_not_counted || uncounted;
+          row.push_back(text(uncounted ? "not counted" : "–"));
           continue;
         }
         row.push_back(number(it->second, format_efficiency(*shown[k], it->second)));
@@ -343,6 +346,9 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
       "its setting (throughput, FLOP/s, util and batch: highest; the rest: lowest); runs: ok runs measured; "
       "failed: runs failed or stopped (listed below)",
       kBestMark));
+  if (any_not_counted)
+    tab.notes.push_back("not counted: a figure its runs could not measure (a TorchScript model's FLOPs when none of the "
+                        "products lrbench counts ran: docs/python-models.md), so FLOP/s and util are not given either");
   // Runs that gave no figures are shown here too (in a measurement report this is the first
   // table, and a failure must never hide behind a dash).
   for (std::size_t u : t.units)

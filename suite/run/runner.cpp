@@ -229,6 +229,7 @@ void RunExecution::finish_record(const RunOutcome& out, std::chrono::steady_cloc
     for (const auto& p : model_->parameters()) params += static_cast<double>(p.numel());
     m["params"] = params;
     record_.records["model"] = model_->records();
+    if (const nlohmann::json from = model_->provenance(); !from.empty()) record_.provenance["model"] = from;
   }
   m["flops_per_sample"] = flops_;
   m["peak_bytes"] = static_cast<double>(state_.peak_bytes);

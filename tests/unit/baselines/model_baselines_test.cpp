@@ -122,6 +122,10 @@ TEST(ModelFlops, EveryModelReportsPositiveFlopsAndParameters) {
   const TaskInfo t = grid_task(1, 32, 32);
   for (const auto& [name, e] : ModelRegistry::instance().entries()) {
     if (!e.make || std::find(e.modalities.begin(), e.modalities.end(), Modality::Grid) == e.modalities.end()) continue;
+    // A model built from the user's file (torchscript) counts what its file runs: TorchScriptModel.*.
+    const bool required_option = std::any_of(e.schema.options.begin(), e.schema.options.end(),
+                                             [](const OptionSpec& o) { return o.default_value.is_null() && !o.derived; });
+    if (required_option) continue;
     const json o = resolved(e, t, e.small_options);
     EXPECT_GT(e.flops(o, t), 0) << name;
     torch::manual_seed(0);

@@ -1,0 +1,125 @@
+// A PyTorch model in a sweep, through the lrbench program: it trains above chance, stops
+// and resumes bit-identically, a bad file stops the sweep before any run (exit 2, at the
+// file's line in the sweep), a changed file is a new run, and same_init is warned about.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "suite/core/exit_codes.h"
+#include "tests/support/results.h"
+#include "tests/support/subprocess.h"
+#include "tests/unit/workloads/torchscript/script_test_files.h"
+
+namespace lrb {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using test::TempDir;
+
+// fashion-mnist's images [1, 28, 28] through the example model's 4x4 patches (49 tokens,
+// dim 16): a few milliseconds a step.
+std::string grid_sweep(const fs::path& model, int seeds, int steps, const std::string& model_extra = "") {
+  return R"([sweep]
+name = "python-model"
+seeds = )" + std::to_string(seeds) + R"(
+base_seed = 1
+threads = 1
+checkpoint_every = 25
+
+[train]
+steps = )" + std::to_string(steps) + R"(
+batch_size = 16
+lr = 0.003
+eval_every = )" + std::to_string(steps) + R"(
+eval_size = 500
+
+[[task]]
+name = "fashion-mnist"
+train_size = 2000
+
+[[model]]
+name = "torchscript"
+file = ")" + model.string() + "\"\n" + model_extra;
+}
+
+std::vector<std::string> run_cmd(const TempDir& t, const std::string& out) {
+  return {test::lrbench(), "run", (t / "sweep.toml").string(), "--out", (t / out).string()};
+}
+
+TEST(TorchScriptCommand, TrainsAboveChanceAndResumesBitIdentically) {
+  TempDir t;
+  fs::copy_file(test::script_test_files() / "grid.pt", t / "model.pt");
+  test::write_text(t / "sweep.toml", grid_sweep(t / "model.pt", 1, 1500));
+  const auto reference = test::run(run_cmd(t, "ref"));
+  ASSERT_EQ(reference.code, kExitDone) << reference.output;
+  const auto ref = test::read_runs(t / "ref");
+  ASSERT_EQ(ref.size(), 1u);
+  const RunRecord& r = ref.begin()->second;
+  EXPECT_GT(r.metrics.at("eval_accuracy"), r.metrics.at("eval_chance") + 0.3) << "the model did not learn";
+  EXPECT_GT(r.metrics.at("params"), 1000);
+  EXPECT_GT(r.metrics.at("flops_per_sample"), 100000);
+  EXPECT_EQ(r.provenance.at("model").at("sha256"), test::file_sha256(t / "model.pt"));
+  EXPECT_EQ(r.provenance.at("model").at("initialisation"), "reset_parameters(seed)");
+
+  test::Child child(run_cmd(t, "out"));
+  ASSERT_TRUE(test::wait_for_checkpoint(t / "out", 60s)) << "no periodic checkpoint appeared";
+  child.signal(SIGTERM);
+  ASSERT_EQ(child.wait(120s), kExitStopped) << child.output();
+  const auto stopped = test::read_runs(t / "out");
+  ASSERT_EQ(stopped.size(), 1u);
+  const double at = stopped.begin()->second.metrics.at("steps_done");
+  EXPECT_GT(at, 0);
+  EXPECT_LT(at, 1500);
+  const auto resumed = test::run(run_cmd(t, "out"));
+  ASSERT_EQ(resumed.code, kExitDone) << resumed.output;
+  const auto done = test::read_runs(t / "out");
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done.begin()->second.provenance.at("resumed_from_step"), static_cast<int>(at));
+  EXPECT_EQ(test::deterministic_difference(r, done.begin()->second), "");
+}
+
+TEST(TorchScriptCommand, ABadFileStopsTheSweepBeforeAnyRunAtItsLine) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", grid_sweep(test::script_test_files() / "no_reset.pt", 1, 10));
+  for (const char* command : {"validate", "run"}) {
+    std::vector<std::string> argv{test::lrbench(), command, (t / "sweep.toml").string()};
+    if (std::string(command) == "run") argv.insert(argv.end(), {"--out", (t / "out").string()});
+    const auto r = test::run(argv);
+    EXPECT_EQ(r.code, kExitUsage) << r.output;
+    EXPECT_NE(r.output.find("sweep.toml:21:1: in [[model]] 'torchscript': "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("exports no reset_parameters(seed: int)"), std::string::npos) << r.output;
+  }
+  EXPECT_TRUE(test::read_runs(t / "out").empty());
+}
+
+TEST(TorchScriptCommand, AChangedModelFileIsANewRunAndSameInitIsWarned) {
+  TempDir t;
+  fs::copy_file(test::script_test_files() / "grid.pt", t / "model.pt");
+  test::write_text(t / "sweep.toml", grid_sweep(t / "model.pt", 1, 20));
+  ASSERT_EQ(test::run(run_cmd(t, "out")).code, kExitDone);
+  fs::copy_file(test::script_test_files() / "grid_wider.pt", t / "model.pt", fs::copy_options::overwrite_existing);
+  const auto again = test::run(run_cmd(t, "out"));
+  ASSERT_EQ(again.code, kExitDone) << again.output;
+  EXPECT_NE(again.output.find("1 ran now"), std::string::npos) << "the changed model was not run: " << again.output;
+  EXPECT_EQ(test::read_runs(t / "out").size(), 2u);
+
+  // Two seeds from one set of saved weights: the report says the spread leaves out the
+  // initialisation's.
+  test::write_text(t / "sweep.toml", grid_sweep(t / "model.pt", 2, 20, "same_init = true\n"));
+  ASSERT_EQ(test::run(run_cmd(t, "shared")).code, kExitDone);
+  const auto report = test::run({test::lrbench(), "report", (t / "shared").string()});
+  EXPECT_NE(report.output.find("1 cell(s) whose seeds all start from the weights saved in the model file (same_init = true)"),
+            std::string::npos)
+      << report.output;
+}
+
+TEST(TorchScriptCommand, FlopsThatCannotBeCountedAreSaidSoInTheTable) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", grid_sweep(test::script_test_files() / "bias_only.pt", 1, 10));
+  ASSERT_EQ(test::run(run_cmd(t, "out")).code, kExitDone);
+  const auto report = test::run({test::lrbench(), "report", (t / "out").string()});
+  EXPECT_NE(report.output.find("not counted"), std::string::npos) << report.output;
+}
+
+}  // namespace
+}  // namespace lrb
