@@ -52,6 +52,8 @@ void evaluate_ratio(ClaimResult& r, const std::vector<RunRecord>& runs, const Cl
   if (!pairing.only_a.empty() || !pairing.only_b.empty())
     r.notes.push_back(fmt::format("seeds on one side only (not used): {} A, {} B", pairing.only_a.size(), pairing.only_b.size()));
   r.seeds = pairing.seeds;
+  r.a_values = xa;
+  r.b_values = xb;
   r.n = xa.size();
   r.confidence = s.bootstrap.confidence;
   if (r.n == 0) {
@@ -146,6 +148,11 @@ bool evaluate_paired(ClaimResult& r, const std::vector<RunRecord>& runs, std::ve
   if (!p.only_a.empty() || !p.only_b.empty())
     r.notes.push_back(fmt::format("seeds on one side only (not used): {} A, {} B", p.only_a.size(), p.only_b.size()));
   r.seeds = p.seeds;
+  const stats::SeedValues va = by_seed(a), vb = by_seed(b);
+  for (auto seed : p.seeds) {
+    r.a_values.push_back(va.at(seed));
+    r.b_values.push_back(vb.at(seed));
+  }
   r.n = p.differences.size();
   if (r.n == 0) {
     r.verdict = Verdict::NotTested;

@@ -63,6 +63,7 @@ struct ClaimResult {
   std::optional<std::size_t> seeds_needed;  // inconclusive better / not-worse: paired seeds for `power`
   std::vector<std::string> notes;        // runs without a value, seeds on one side only, lengths dropped
   std::vector<std::int64_t> seeds;       // paired seeds used (better, not-worse, ratio)
+  std::vector<double> a_values, b_values;  // A's and B's value at each of `seeds`
   // A sequential design's claims only: every look the claim took part in, and why the study
   // stopped drawing seeds for it ("decided at look 3", "reached max (60 seeds)", ...).
   bool sequential = false;

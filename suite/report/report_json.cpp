@@ -225,6 +225,8 @@ json claim_json(const ClaimResult& r, const ClaimPlan* plan) {
   j["sd"] = opt(r.sd);
   j["seeds_needed"] = r.seeds_needed ? json(*r.seeds_needed) : json(nullptr);
   j["seeds"] = r.seeds;
+  j["a_values"] = r.a_values;
+  j["b_values"] = r.b_values;
   j["notes"] = r.notes;
   j["evidence"] = claim_evidence(r);
   j["design"] = r.sequential ? "sequential" : "fixed";

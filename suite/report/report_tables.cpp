@@ -24,6 +24,9 @@ const char* correction_label(stats::Correction c) {
 
 namespace {
 
+// A row's key for the report's data: cells[i] (table.h).
+std::string cell_key(std::size_t i) { return "cell:" + std::to_string(i); }
+
 std::string slug(const std::string& s) {
   std::string o;
   for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '-';
@@ -116,6 +119,7 @@ Table summary_table(const Analysis& a, const TaskResult& t) {
   const bool baseline_mode = !a.options.baseline.empty();
   Table tab;
   tab.id = "summary-" + slug(t.task);
+  tab.task = t.task;
   tab.title = fmt::format("{} — {} ({}), over seeds", t.task, m, direction(t.metric));
   // Accuracy reads against what always answering the commonest class scores.
   bool show_chance = false;
@@ -157,6 +161,7 @@ Table summary_table(const Analysis& a, const TaskResult& t) {
       row.push_back(count(static_cast<std::size_t>(c.cell.stopped), true));
       if (extra) row.push_back(count(static_cast<std::size_t>(c.cell.no_value), true));
       tab.rows.push_back(std::move(row));
+      tab.row_keys.push_back(cell_key(i));
     }
   }
   tab.notes.push_back(fmt::format(
@@ -183,6 +188,7 @@ Table spread_table(const Analysis& a, const TaskResult& t) {
   const std::string m = display_metric(t.metric);
   Table tab;
   tab.id = "spread-" + slug(t.task);
+  tab.task = t.task;
   tab.title = fmt::format("{} — {} over seeds: spread", t.task, m);
   tab.columns = {"model", "setting", "sem", "95% CI (percentile)", "median", "IQR", "IQM", "min", "max", "n"};
   bool any_caution = false;
@@ -200,6 +206,7 @@ Table spread_table(const Analysis& a, const TaskResult& t) {
       for (const auto& v : {s.median, s.iqr, s.iqm, s.min, s.max}) row.push_back(v ? number(*v, format_value(*v)) : text("–"));
       row.push_back(count(s.n));
       tab.rows.push_back(std::move(row));
+      tab.row_keys.push_back(cell_key(i));
     }
   tab.notes.push_back(fmt::format(
       "sem: standard error of the mean; 95% CI (percentile): bootstrap percentile interval of the mean ({}); median, IQR "
@@ -301,6 +308,7 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
   if (shown.empty()) return std::nullopt;
   Table tab;
   tab.id = "efficiency-" + slug(t.task);
+  tab.task = t.task;
   tab.title = t.task + " — efficiency (median over ok runs)";
   tab.columns = {"model", "setting"};
   for (const auto* em : shown) tab.columns.push_back(em->header);
@@ -337,6 +345,7 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
       row.push_back(count(runs));
       row.push_back(count(static_cast<std::size_t>(c.cell.failed + c.cell.stopped), true));
       tab.rows.push_back(std::move(row));
+      tab.row_keys.push_back(cell_key(i));
     }
   }
   tab.notes.push_back(fmt::format(
@@ -434,7 +443,8 @@ Table claims_table(const Analysis& a) {
   // The verdict and its evidence first: the statement and its source are long texts that
   // pushed them off a wide screen.
   tab.columns = {"claim", "verdict", "evidence", "n", "claimed", "metric", "A vs B", "statement", "source"};
-  for (const auto& r : a.claims) {
+  for (std::size_t k = 0; k < a.claims.size(); ++k) {
+    const ClaimResult& r = a.claims[k];
     std::vector<TableCell> row;
     row.push_back(text(r.claim.name));
     row.push_back(text(verdict_name(r.verdict)));
@@ -450,6 +460,7 @@ Table claims_table(const Analysis& a) {
     row.push_back(text(r.claim.statement));
     row.push_back(text(r.claim.source));
     tab.rows.push_back(std::move(row));
+    tab.row_keys.push_back("claim:" + std::to_string(k));
   }
   const auto fixed_paired = std::count_if(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) {
     return !r.sequential && (r.claim.kind == ClaimKind::Better || r.claim.kind == ClaimKind::NotWorse);

@@ -437,6 +437,8 @@ class SequentialJudge {
       r.notes = s.last_data->scratch.notes;
       r.n = s.last_data->n;
       r.seeds = s.last_data->seeds;
+      r.a_values = s.last_data->a;
+      r.b_values = s.last_data->b;
     }
     if (claims_[i].kind == ClaimKind::Better || claims_[i].kind == ClaimKind::NotWorse)
       r.threshold = paired_threshold(claims_[i], r.higher_is_better);

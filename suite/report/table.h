@@ -25,6 +25,10 @@ struct Table {
   std::vector<std::string> columns;
   std::vector<std::vector<TableCell>> rows;
   std::vector<std::string> notes;  // legend and remarks printed under the table
+  std::string task;                // the task of every row; "" for a table across tasks
+  // What each row stands for in the report's data (results/REPORT_SCHEMA.md): "cell:12" is
+  // cells[12], "claim:3" claims[3]; empty, or one per row. The HTML page opens a row to it.
+  std::vector<std::string> row_keys;
 };
 
 struct Report {

@@ -13,6 +13,8 @@
 #include <regex>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "suite/core/exit_codes.h"
 #include "suite/config/claim_spec.h"
 #include "suite/core/files.h"
@@ -68,10 +70,20 @@ std::size_t count(const std::string& s, const std::string& needle) {
   return n;
 }
 
-TEST(ReportHtmlCommand, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
-  ASSERT_TRUE(std::filesystem::exists(kChromium))
-      << kChromium << " is not installed: run scripts/setup.sh (as root) to install Debian's chromium package";
-  test::TempDir t;
+// The page without the text of its scripts (which hold markup they write later).
+std::string without_scripts(std::string html) {
+  for (std::size_t at = 0; (at = html.find("<script", at)) != std::string::npos;) {
+    const std::size_t end = html.find("</script>", at);
+    if (end == std::string::npos) break;
+    html.erase(at, end - at);
+    at += 1;
+  }
+  return html;
+}
+
+// The report fixture (two tasks, failed and stopped runs, a hostile model name) with one
+// claim whose statement and source are long, as an HTML page; returns its path.
+std::filesystem::path write_fixture_page(const test::TempDir& t) {
   test::write_report_fixture(t / "results");
   // A hostile model name must stay text in the page.
   for (int s = 0; s < 2; ++s) {
@@ -103,25 +115,40 @@ TEST(ReportHtmlCommand, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
   auto r = test::run({test::lrbench(), "report", (t / "results").string(), "--baseline", "transformer", "--resamples", "1000",
                       "-o", page.string()},
                      std::chrono::seconds(180));
-  ASSERT_EQ(r.code, kExitDone) << r.output;
-  const std::string html = read_file(page);
-  EXPECT_EQ(count(html, "<img"), 0u);
-  EXPECT_EQ(count(html, "http://") - count(html, "http://www.w3.org/"), 0u) << "the page must need no network";
+  EXPECT_EQ(r.code, kExitDone) << r.output;
+  return page;
+}
 
+// The DOM headless Chromium made of `page` once its scripts ran ("" when it failed: the
+// test fails with Chromium's log).
+std::string dump_dom(const test::TempDir& t, const std::filesystem::path& page) {
   const int code = run_to_files({kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                                  "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1400,1000",
                                  "--user-data-dir=" + (t / "chromium-profile").string(), "--dump-dom", "file://" + page.string()},
                                 t / "dom.html", t / "chromium.log", std::chrono::seconds(120));
-  ASSERT_EQ(code, 0) << "chromium failed (" << code << "): " << read_file(t / "chromium.log");
-  const std::string dom = read_file(t / "dom.html");
-  ASSERT_FALSE(dom.empty()) << read_file(t / "chromium.log");
+  EXPECT_EQ(code, 0) << "chromium failed (" << code << "): " << read_file(t / "chromium.log");
+  const std::string dom = code == 0 ? read_file(t / "dom.html") : "";
+  EXPECT_FALSE(dom.empty()) << read_file(t / "chromium.log");
+  return dom;
+}
+
+TEST(ReportHtmlCommand, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
+  ASSERT_TRUE(std::filesystem::exists(kChromium))
+      << kChromium << " is not installed: run scripts/setup.sh (as root) to install Debian's chromium package";
+  test::TempDir t;
+  const auto page = write_fixture_page(t);
+  const std::string html = read_file(page);
+  EXPECT_EQ(count(html, "<img"), 0u);
+  EXPECT_EQ(count(html, "http://") - count(html, "http://www.w3.org/"), 0u) << "the page must need no network";
+  const std::string dom = dump_dom(t, page);
+  ASSERT_FALSE(dom.empty());
 
   for (const char* id : {"summary-listops", "spread-listops", "comparisons-listops", "summary-text", "efficiency-text", "scaling-text"})
     EXPECT_NE(dom.find(std::string("<table class=\"lrb\" id=\"") + id + "\""), std::string::npos) << id;
   EXPECT_NE(dom.find("non-finite loss at step 3"), std::string::npos);
   EXPECT_NE(dom.find("evil&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
   EXPECT_EQ(count(dom, "<img"), 0u) << "an <img> in the DOM: a missing image, or an escaping hole";
-  EXPECT_EQ(count(dom, "<script"), 1u) << "only the page's own check script";
+  EXPECT_EQ(count(dom, "<script"), 2u) << "only the page's own data and script";
 
   // Plots: seed strips (listops, text), metric against memory (text), scaling (text: memory, time).
   std::smatch m;
@@ -131,7 +158,7 @@ TEST(ReportHtmlCommand, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
   ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-plots-rendered=\"(\\d+)\"")));
   EXPECT_EQ(std::stoi(m[1]), plots) << "a plot did not render";
   EXPECT_EQ(count(dom, "<figure class=\"plot\""), static_cast<std::size_t>(plots));
-  EXPECT_EQ(count(dom, "<svg"), static_cast<std::size_t>(plots));
+  EXPECT_EQ(count(without_scripts(dom), "<svg"), static_cast<std::size_t>(plots)) << "the page's own script writes SVG text";
   for (const char* kind : {"data-kind=\"seeds\"", "data-kind=\"memory\"", "data-kind=\"scaling\""})
     EXPECT_NE(dom.find(kind), std::string::npos) << kind;
 
@@ -141,6 +168,48 @@ TEST(ReportHtmlCommand, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
   EXPECT_EQ(std::stoi(m[1]), 1);
   ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-verdicts-visible=\"(\\d+)\"")));
   EXPECT_EQ(std::stoi(m[1]), 1) << "the verdict is off-screen at 1,400 pixels";
+}
+
+// The page as a reader uses it, driven through its own controls by
+// tests/fixtures/html/page_driver.js: a column sorts, the filter bar narrows rows and hides
+// tables, a cell's row opens to a dot per seed and its values, a claim's row to its paired
+// values and how the verdict was reached.
+TEST(ReportHtmlCommand, SortingFilteringAndOpeningWorkInTheBrowser) {
+  ASSERT_TRUE(std::filesystem::exists(kChromium))
+      << kChromium << " is not installed: run scripts/setup.sh (as root) to install Debian's chromium package";
+  test::TempDir t;
+  std::string html = read_file(write_fixture_page(t));
+  const std::string driver = read_file(std::filesystem::path(LRB_FIXTURES_DIR) / "html" / "page_driver.js");
+  html.insert(html.rfind("</body>"), "<script>\n" + driver + "</script>\n");
+  write_file_atomic(t / "driven.html", html);
+  const std::string dom = dump_dom(t, t / "driven.html");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-test=\"([^\"]*)\""))) << "the driver did not run";
+  std::string text = m[1];
+  for (const auto& [entity, c] : std::vector<std::pair<std::string, std::string>>{{"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}})
+    for (std::size_t at = 0; (at = text.find(entity, at)) != std::string::npos; at += c.size()) text.replace(at, entity.size(), c);
+  const nlohmann::json o = nlohmann::json::parse(text);
+  ASSERT_FALSE(o.contains("error")) << o.at("error");
+  // listops: linear 0.715, transformer 0.62, bigbird 0.55, the hostile name 0.405.
+  EXPECT_EQ(o.at("sort_order"), "descending");
+  EXPECT_EQ(o.at("sorted"), 1);
+  EXPECT_EQ(o.at("rows"), 4);
+  EXPECT_EQ(o.at("first"), "linear");
+  EXPECT_EQ(o.at("shown_for_first"), 1) << "the model filter, case-insensitive";
+  EXPECT_EQ(o.at("task_tables_hidden"), o.at("task_tables"));
+  EXPECT_GT(o.at("task_tables").get<int>(), 4);
+  EXPECT_EQ(o.at("shown_unfiltered"), 4);
+  EXPECT_EQ(o.at("opened"), 1);
+  EXPECT_EQ(o.at("cell_n"), 2);
+  EXPECT_EQ(o.at("cell_dots"), 2) << "a dot per seed";
+  EXPECT_EQ(o.at("cell_seed_rows"), 2);
+  EXPECT_EQ(o.at("closed"), 1);
+  EXPECT_EQ(o.at("claim_n"), 2);
+  EXPECT_EQ(o.at("claim_dots"), 2) << "a dot per paired seed";
+  EXPECT_EQ(o.at("claim_seed_rows"), 2);
+  const std::string claim = o.at("claim_text");
+  EXPECT_NE(claim.find("verdict:"), std::string::npos) << claim;
+  EXPECT_NE(claim.find("A − B by seed: 2 pair(s)"), std::string::npos) << claim;
 }
 
 }  // namespace
