@@ -8,6 +8,7 @@
 #include "suite/core/exit_codes.h"
 #include "suite/store/run_file.h"
 #include "tests/support/results.h"
+#include "tests/support/script_test_files.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/sweeps.h"
 
@@ -88,6 +89,30 @@ TEST(MpiDataParallel, TwoRanksMatchOneRankWithTheSameGlobalBatchAtEveryStep) {
   // Utilisation is over both members' peaks.
   const double peak = b.provenance.at("matmul_peak").at("flops_per_s").get<double>();
   EXPECT_NEAR(b.metrics.at("flop_utilisation"), b.metrics.at("model_flops_per_s") / (2 * peak), 1e-12);
+}
+
+// A model written in PyTorch (model = "torchscript") in a group: its parameters are the
+// module's, so the gradient exchange reaches them and two ranks train as one.
+TEST(MpiDataParallel, APythonModelTrainsInAGroupAsOnOneRank) {
+  TempDir t;
+  const auto model = test::script_test_files() / "grid.pt";
+  test::write_text(t / "one.toml", test::python_model_sweep(model, 1, 30));
+  test::write_text(t / "two.toml", test::python_model_sweep(model, 1, 30, "ranks_per_run = 2\n"));
+  auto one = test::run(run_in(t, 1, "one.toml", "one"));
+  ASSERT_EQ(one.code, kExitDone) << one.output;
+  auto two = test::run(run_in(t, 2, "two.toml", "two"));
+  ASSERT_EQ(two.code, kExitDone) << two.output;
+  const RunRecord a = only_run(test::read_runs(t / "one")), b = only_run(test::read_runs(t / "two"));
+  EXPECT_EQ(b.provenance.at("data_parallel").at("ranks_per_run"), 2);
+  EXPECT_EQ(b.curves.at("allreduce_seconds").size(), 30u);
+  for (const char* curve : {"train_loss", "eval_loss", "eval_accuracy"}) {
+    const auto& x = a.curves.at(curve);
+    const auto& y = b.curves.at(curve);
+    ASSERT_EQ(x.size(), y.size()) << curve;
+    ASSERT_FALSE(x.empty()) << curve;
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_TRUE(close(x[i], y[i])) << curve << "[" << i << "]: " << x[i] << " vs " << y[i];
+  }
+  EXPECT_EQ(a.metrics.at("params"), b.metrics.at("params"));
 }
 
 TEST(MpiDataParallel, RepeatedSweepIsBitIdenticalWithDropout) {

@@ -7,7 +7,7 @@
 #include "suite/core/exit_codes.h"
 #include "tests/support/results.h"
 #include "tests/support/subprocess.h"
-#include "tests/unit/workloads/torchscript/script_test_files.h"
+#include "tests/support/script_test_files.h"
 
 namespace lrb {
 namespace {
@@ -16,30 +16,8 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using test::TempDir;
 
-// fashion-mnist's images [1, 28, 28] through the example model's 4x4 patches (49 tokens,
-// dim 16): a few milliseconds a step.
 std::string grid_sweep(const fs::path& model, int seeds, int steps, const std::string& model_extra = "") {
-  return R"([sweep]
-name = "python-model"
-seeds = )" + std::to_string(seeds) + R"(
-base_seed = 1
-threads = 1
-checkpoint_every = 25
-
-[train]
-steps = )" + std::to_string(steps) + R"(
-batch_size = 16
-lr = 0.003
-eval_every = )" + std::to_string(steps) + R"(
-eval_size = 500
-
-[[task]]
-name = "fashion-mnist"
-train_size = 2000
-
-[[model]]
-name = "torchscript"
-file = ")" + model.string() + "\"\n" + model_extra;
+  return test::python_model_sweep(model, seeds, steps, "checkpoint_every = 25\n", model_extra);
 }
 
 std::vector<std::string> run_cmd(const TempDir& t, const std::string& out) {

@@ -16,7 +16,7 @@
 #include "suite/contracts/model.h"
 #include "suite/core/errors.h"
 #include "suite/registry/registry.h"
-#include "tests/unit/workloads/torchscript/script_test_files.h"
+#include "tests/support/script_test_files.h"
 #include "workloads/torchscript/script_module.h"
 
 namespace lrb {

@@ -12,6 +12,32 @@
 
 namespace lrb::test {
 
+// A sweep of the example model saved for fashion-mnist's images [1, 28, 28] (grid.pt: 4x4
+// patches, 49 tokens, dim 16; a few milliseconds a step) on 2,000 training images.
+inline std::string python_model_sweep(const std::filesystem::path& model, int seeds, int steps,
+                                      const std::string& extra_sweep = "", const std::string& extra_model = "") {
+  return R"([sweep]
+name = "python-model"
+seeds = )" + std::to_string(seeds) + R"(
+base_seed = 1
+threads = 1
+)" + extra_sweep + R"(
+[train]
+steps = )" + std::to_string(steps) + R"(
+batch_size = 16
+lr = 0.003
+eval_every = )" + std::to_string(steps) + R"(
+eval_size = 500
+
+[[task]]
+name = "fashion-mnist"
+train_size = 2000
+
+[[model]]
+name = "torchscript"
+file = ")" + model.string() + "\"\n" + extra_model;
+}
+
 // The listops-like task the token modules are made for: ids below 16, pad 0, 48 tokens, 10 classes.
 inline constexpr int kScriptVocab = 16, kScriptSeqLen = 48, kScriptClasses = 10;
 
