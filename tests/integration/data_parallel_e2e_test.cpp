@@ -47,6 +47,17 @@ constexpr double kTolerance = 1e-5;
 
 bool close(double a, double b) { return std::fabs(a - b) <= kTolerance * std::max(1.0, std::fabs(a)); }
 
+// The losses and accuracy of two runs agree at every step, within kTolerance.
+void expect_same_curves(const RunRecord& a, const RunRecord& b) {
+  for (const char* curve : {"train_loss", "eval_loss", "eval_accuracy"}) {
+    const auto& x = a.curves.at(curve);
+    const auto& y = b.curves.at(curve);
+    ASSERT_EQ(x.size(), y.size()) << curve;
+    ASSERT_FALSE(x.empty()) << curve;
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_TRUE(close(x[i], y[i])) << curve << "[" << i << "]: " << x[i] << " vs " << y[i];
+  }
+}
+
 TEST(MpiDataParallel, TwoRanksMatchOneRankWithTheSameGlobalBatchAtEveryStep) {
   TempDir t;
   test::write_text(t / "one.toml", sweep(30, "[1]", "", /*dropout=*/false));
@@ -59,13 +70,7 @@ TEST(MpiDataParallel, TwoRanksMatchOneRankWithTheSameGlobalBatchAtEveryStep) {
   const RunRecord a = only_run(test::read_runs(t / "one")), b = only_run(test::read_runs(t / "two"));
   EXPECT_NE(a.key, b.key) << "the group size is part of the run";
   EXPECT_EQ(b.spec.at("ranks_per_run"), 2);
-  for (const char* curve : {"train_loss", "eval_loss", "eval_accuracy"}) {
-    const auto& x = a.curves.at(curve);
-    const auto& y = b.curves.at(curve);
-    ASSERT_EQ(x.size(), y.size()) << curve;
-    ASSERT_FALSE(x.empty()) << curve;
-    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_TRUE(close(x[i], y[i])) << curve << "[" << i << "]: " << x[i] << " vs " << y[i];
-  }
+  expect_same_curves(a, b);
   for (const char* metric : {"eval_loss", "eval_accuracy", "train_loss", "params", "steps_done"})
     EXPECT_TRUE(close(a.metrics.at(metric), b.metrics.at(metric))) << metric;
   // Both members are named, member 0 wrote the file, and the exchange was timed.
@@ -105,13 +110,7 @@ TEST(MpiDataParallel, APythonModelTrainsInAGroupAsOnOneRank) {
   const RunRecord a = only_run(test::read_runs(t / "one")), b = only_run(test::read_runs(t / "two"));
   EXPECT_EQ(b.provenance.at("data_parallel").at("ranks_per_run"), 2);
   EXPECT_EQ(b.curves.at("allreduce_seconds").size(), 30u);
-  for (const char* curve : {"train_loss", "eval_loss", "eval_accuracy"}) {
-    const auto& x = a.curves.at(curve);
-    const auto& y = b.curves.at(curve);
-    ASSERT_EQ(x.size(), y.size()) << curve;
-    ASSERT_FALSE(x.empty()) << curve;
-    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_TRUE(close(x[i], y[i])) << curve << "[" << i << "]: " << x[i] << " vs " << y[i];
-  }
+  expect_same_curves(a, b);
   EXPECT_EQ(a.metrics.at("params"), b.metrics.at("params"));
 }
 

@@ -12,6 +12,7 @@
 #include "suite/core/errors.h"
 #include "suite/core/files.h"
 #include "suite/core/sha256.h"
+#include "suite/core/shape_text.h"
 #include "workloads/torchscript/forward_flops.h"
 #include "workloads/torchscript/zip_check.h"
 
@@ -91,12 +92,6 @@ at::Tensor trial_batch(const TaskInfo& task) {
     ids[1].narrow(0, n - n / 4, n / 4).fill_(task.pad_token);
   }
   return ids;
-}
-
-std::string shape_text(at::IntArrayRef s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
 }
 
 // Runs forward once on a trial batch; returns its counted FLOPs per sample.
