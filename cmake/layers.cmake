@@ -41,7 +41,7 @@ set(LRB_LAYER_THIRD_PARTY
   "suite/stats=boost"
   "suite/slurm=fmt"
   "suite/runtime=torch cuda fmt json"
-  "suite/mpi=mpi fmt json"
+  "suite/mpi=mpi fmt json cuda"
   "suite/registry="
   "suite/config=toml json fmt"
   "suite/store=fmt json"

@@ -15,9 +15,17 @@
 #     and cmake/cxx_abi.cmake then uses fmt and toml++ header-only and builds
 #     GoogleTest from its sources, so nothing compiled with the other ABI is linked. The
 #     ABI Python reports is checked against the one CMake found;
+#     With PyTorch's NCCL (the nvidia.nccl package) it adds -DLRB_WITH_NCCL=ON;
 #  3. runs every attention kernel test on the GPU against its float64 reference on the CPU
-#     (LRB_TEST_DEVICE=cuda), and the model tests;
-#  4. the quickstart sweep on the GPU (5 models x 3 seeds, ListOps-256) and its report;
+#     (LRB_TEST_DEVICE=cuda), the model tests, and the gradient exchange's tests (with NCCL:
+#     a communicator of one member created, a sum on the device, reuse, teardown);
+#  4. the quickstart sweep on the GPU (5 models x 3 seeds, ListOps-256) with the quickstart's
+#     two claims: step time, utilisation against the measured matmul peak, and the verdicts,
+#     compared with the same sweep's verdicts on this machine's CPU;
+#  4b. lrbench's attention kernels (lrb_kernel_timing: dense, sliding window, block sparse)
+#     beside PyTorch's scaled_dot_product_attention and FlexAttention with a sliding-window
+#     block mask (scripts/pytorch_attention_timing.py), forward + backward, N = 4K to 64K:
+#     time and peak memory, as a table (kernels.md);
 #  5. the MAELRE memory study: the largest training batch within 16 GiB held by the CUDA
 #     caching allocator, at N = 2048 and 4096 (the paper reports 180 and 90);
 #  6. a matched-seed determinism check: the same sweep twice, identical per-seed losses;
@@ -148,6 +156,14 @@ cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DTorch_DIR="$torch_dir" -DLRB_B
   -DOPENSSL_ROOT_DIR="$prefix/usr" -DZLIB_ROOT="$prefix/usr" -DBoost_NO_SYSTEM_PATHS=ON -DBOOST_ROOT="$prefix/usr"
   -DLRB_GTEST_SOURCE_DIR="$prefix/usr/src/googletest")
 if [ "$device" = cuda ]; then cmake_args+=(-DLRB_WITH_CUDA=ON); else cmake_args+=(-DLRB_HEADER_ONLY_DEPS=ON); fi
+# NCCL for data-parallel groups: PyTorch's CUDA wheel brings it (nvidia-nccl-cu12 / -cu13).
+nccl_root=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null || true)
+if [ "$device" = cuda ] && [ -n "$nccl_root" ] && [ -f "$nccl_root/include/nccl.h" ]; then
+  cmake_args+=(-DLRB_WITH_NCCL=ON -DNCCL_ROOT="$nccl_root")
+  figure nccl "built in" "$nccl_root"
+else
+  figure nccl "not built in" "$([ "$device" = cuda ] && echo "no nccl.h in PyTorch's nvidia.nccl package" || echo "CPU fallback")"
+fi
 # The prefix of unpacked packages lies inside the source tree: CMake refuses to export its
 # include paths, and nothing is installed from this build.
 cmake_args+=(-DLRB_INSTALL=OFF)
@@ -158,7 +174,7 @@ configure() {
   bad=$(grep -E '^((fmt|tomlplusplus|nlohmann_json|CLI11|Boost|GTest)_DIR|HDF5_C_INCLUDE_DIR|HDF5_hdf5_LIBRARY_RELEASE|MPI_mpi_LIBRARY|MPI_CXX_HEADER_DIR|OPENSSL_INCLUDE_DIR|ZLIB_INCLUDE_DIR):[A-Z]+=' "$1/CMakeCache.txt" \
         | grep -v "=$prefix" | grep -v -- '-NOTFOUND$' || true)
   if [ -n "$bad" ]; then echo "found outside the prefix $prefix:"; echo "$bad"; return 1; fi
-  grep -E 'LRB_HEADER_ONLY_DEPS|LRB_WITH_CUDA' "$1/CMakeCache.txt"
+  grep -E 'LRB_HEADER_ONLY_DEPS|LRB_WITH_CUDA|LRB_WITH_NCCL' "$1/CMakeCache.txt"
 }
 if [ -n "$reuse" ]; then
   # CI: the tests below run on scripts/test.sh's build; the prefix is checked by a configure.
@@ -167,7 +183,8 @@ if [ -n "$reuse" ]; then
   build=$reuse
 else
   step configure "LibTorch $torch_version, ABI $torch_abi" configure "$build" &&
-    step build "lrbench and lrb_tests, -j $jobs" cmake --build "$build" -j "$jobs" --target lrbench lrb_tests || exit 1
+    step build "lrbench, lrb_tests and lrb_kernel_timing, -j $jobs" \
+      cmake --build "$build" -j "$jobs" --target lrbench lrb_tests lrb_kernel_timing || exit 1
   build_abi=1
   grep -q '_GLIBCXX_USE_CXX11_ABI=0' "$build/compile_commands.json" && build_abi=0
   figure cxx11_abi "PyTorch $torch_abi, build $build_abi" "torch._C._GLIBCXX_USE_CXX11_ABI against the build's flags: must agree"
@@ -192,6 +209,13 @@ step model_tests "model contract tests (CPU tensors; the models run on $device i
   "$tests" --gtest_filter='Model*' --gtest_brief=1
 no_tests model_tests
 figure model_tests "$(grep -E '^\[  (PASSED|FAILED)  \]' "$out/model_tests.log" | tr '\n' ' ')" ""
+# NCCL with one GPU: a communicator of one member created, a gradient sum on the device,
+# reuse by a second run, teardown (skipped, with the reason, without NCCL or a GPU).
+step nccl_tests "the gradient exchange over MPI and, with NCCL and a GPU, over NCCL" \
+  "$tests" --gtest_filter='GradientExchange.*'
+no_tests nccl_tests
+figure nccl_one_gpu "$(grep -q '^\[  SKIPPED \] GradientExchange.OverNccl' "$out/nccl_tests.log" && echo skipped || echo ran)" \
+  "$(awk '/RUN .*GradientExchange.OverNcclOnOneGpu/ { f = 1 } f && /Skipped$/ { getline; print; exit }' "$out/nccl_tests.log")"
 
 # ---- sweeps ---------------------------------------------------------------------------
 sweeps=$out/sweeps
@@ -203,7 +227,14 @@ if [ "$device" = cuda ]; then qs_steps=200 qs_seeds=3 qs_train=2000 qs_eval=256 
   printf '[[task]]\nname = "listops"\nseq_len = 256\ntrain_size = %s\n\n' "$qs_train"
   printf '[[model]]\nname = "transformer"\ndim = 64\ndepth = 2\nheads = 4\n\n[[model]]\nname = "longformer"\ndim = 64\ndepth = 2\nheads = 4\nwindow = 32\n\n'
   printf '[[model]]\nname = "bigbird"\ndim = 64\ndepth = 2\nheads = 4\nblock = 16\nrandom_blocks = 2\n\n'
-  printf '[[model]]\nname = "mvit2"\npreset = "tiny"\ndim = 32\n\n[[model]]\nname = "maelre"\npreset = "tiny"\ndim = 32\n'
+  printf '[[model]]\nname = "mvit2"\npreset = "tiny"\ndim = 32\n\n[[model]]\nname = "maelre"\npreset = "tiny"\ndim = 32\n\n'
+  # The quickstart's two claims (workloads/sweeps/quickstart.toml), on this sweep's runs.
+  printf '[[claim]]\nname = "maelre-step-memory"\nstatement = "MAELRE needs less memory for a training step than the Transformer"\n'
+  printf 'source = "MAELRE (arXiv 2507.19409), abstract and Table 1"\n'
+  printf 'kind = "better"\nmetric = "peak_step_bytes"\na = { model = "maelre" }\nb = { model = "transformer" }\n\n'
+  printf '[[claim]]\nname = "maelre-accuracy-near-mvit2"\nstatement = "MAELRE'"'"'s accuracy is within 2 points of mViTv2'"'"'s"\n'
+  printf 'source = "MAELRE (arXiv 2507.19409), Table 4"\n'
+  printf 'kind = "not-worse"\nmetric = "accuracy"\nmargin = 0.02\na = { model = "maelre" }\nb = { model = "mvit2" }\n'
 } >"$sweeps/quickstart.toml"
 if [ "$device" = cuda ]; then mb_budget=16GiB mb_preset=small mb_max=4096 mb_lens="2048, 4096"
 else mb_budget=1GiB mb_preset=tiny mb_max=64 mb_lens="512, 1024"; fi
@@ -241,13 +272,70 @@ if step quickstart "quickstart sweep on $device" "$lrbench" run "$sweeps/quickst
   "$lrbench" report "$out/quickstart" --resamples 1000 --format json -o "$out/quickstart/report.json" >/dev/null 2>&1
   python3 - "$out/quickstart/report.json" >>"$figures" <<'PY'
 import json, sys
-for c in json.load(open(sys.argv[1])).get("cells", []):
+report = json.load(open(sys.argv[1]))
+for c in report.get("cells", []):
     s = c.get("setting") or {}
     print(f"quickstart {c['model']} accuracy\t{c['mean']}\tmean over {c['n']} seed(s), chance {c.get('chance')}")
     eff = c.get("efficiency", {})
     if "step_seconds_median" in eff: print(f"quickstart {c['model']} step seconds\t{eff['step_seconds_median']['median']}\tmedian")
+    if "flop_utilisation" in eff:
+        print(f"quickstart {c['model']} utilisation\t{eff['flop_utilisation']['median']:.4f}\tmodel FLOP/s over the measured matmul peak (median)")
     if "peak_bytes" in eff: print(f"quickstart {c['model']} peak MiB\t{eff['peak_bytes']['median'] / 2**20:.1f}\tmedian")
+for v in report.get("claims", []):
+    print(f"quickstart claim {v['name']}\t{v['verdict']}\t{v.get('why', '')[:160]}")
 PY
+  # The same sweep on this machine's CPU: the verdicts must not depend on the device (a
+  # difference is recorded as a finding, with both reports kept, not as a failed step).
+  if [ "$device" = cuda ]; then
+    sed -e 's/^device = "cuda"/device = "cpu"/' -e 's/^threads = .*/threads = 4/' "$sweeps/quickstart.toml" >"$sweeps/quickstart-cpu.toml"
+    if step quickstart_cpu "the same quickstart on the CPU (3 ranks x 4 threads), for its verdicts" \
+        mpirun --allow-run-as-root --oversubscribe --bind-to none -np 3 "$lrbench" run "$sweeps/quickstart-cpu.toml" --out "$out/quickstart-cpu"; then
+      "$lrbench" report "$out/quickstart-cpu" --resamples 1000 --format json -o "$out/quickstart-cpu/report.json" >/dev/null 2>&1
+      python3 - "$out/quickstart/report.json" "$out/quickstart-cpu/report.json" >>"$figures" <<'PY'
+import json, sys
+gpu, cpu = ({v["name"]: v["verdict"] for v in json.load(open(f)).get("claims", [])} for f in sys.argv[1:3])
+same = gpu == cpu and len(gpu) == 2
+print(f"quickstart verdicts as on the CPU\t{'yes' if same else 'NO'}\tGPU {gpu}; CPU {cpu}")
+PY
+    fi
+  fi
+fi
+
+# ---- 4b. attention kernels against PyTorch's --------------------------------------------
+# lrbench's dense, sliding-window and block-sparse kernels (lrb_kernel_timing) beside
+# PyTorch's scaled_dot_product_attention and FlexAttention with a sliding-window block
+# mask (scripts/pytorch_attention_timing.py), forward + backward, time and peak memory.
+if [ "$device" = cuda ]; then kt_sizes=4096,8192,16384,32768,65536 kt_repeats=5; else kt_sizes=512,1024 kt_repeats=2; fi
+kernel_table() {
+  "$build/tests/lrb_kernel_timing" --device "$device" --n "$kt_sizes" --repeats "$kt_repeats" >"$out/kernels-lrbench.jsonl" || return 1
+  if [ "$device" = cuda ]; then
+    "$build/tests/lrb_kernel_timing" --device cuda --n "$kt_sizes" --repeats "$kt_repeats" --kernels sliding_window,block_sparse \
+      --max-score-elements 67108864 | sed 's/"kernel":"\([a-z_]*\)"/"kernel":"\1 (large groups)"/' >>"$out/kernels-lrbench.jsonl" || return 1
+  fi
+  python3 "$src/scripts/pytorch_attention_timing.py" --device "$device" --n "$kt_sizes" --repeats "$kt_repeats" >"$out/kernels-pytorch.jsonl" || return 1
+  python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+rows = [json.loads(l) for f in ("kernels-lrbench.jsonl", "kernels-pytorch.jsonl") for l in open(f"{out}/{f}") if l.strip()]
+sizes = sorted({r["n"] for r in rows})
+kernels = list(dict.fromkeys(("lrbench " if "max_score_elements" in r else "PyTorch ") + r["kernel"] for r in rows))
+cell = {}
+for r in rows:
+    k = ("lrbench " if "max_score_elements" in r else "PyTorch ") + r["kernel"]
+    if "skipped" in r: cell[k, r["n"]] = "skipped"
+    else:
+        mem = "" if r.get("peak_bytes") is None else f", {r['peak_bytes'] / 2**20:.0f} MiB"
+        cell[k, r["n"]] = f"{r['seconds'] * 1e3:.2f} ms{mem}"
+with open(f"{out}/kernels.md", "w") as md:
+    md.write("| kernel | " + " | ".join(f"N = {n}" for n in sizes) + " |\n|---|" + "---:|" * len(sizes) + "\n")
+    for k in kernels: md.write(f"| {k} | " + " | ".join(cell.get((k, n), "") for n in sizes) + " |\n")
+    skipped = {r.get("skipped") for r in rows if "skipped" in r}
+    if skipped: md.write("\nSkipped: " + "; ".join(sorted(skipped)) + "\n")
+print(open(f"{out}/kernels.md").read())
+PY
+}
+if step kernels_vs_pytorch "lrbench's attention kernels and PyTorch's, forward + backward, N = $kt_sizes on $device" kernel_table; then
+  figure kernel_table "kernels.md" "$(grep -c '^| ' "$out/kernels.md") rows; time and peak memory by N"
 fi
 
 # ---- 5. MAELRE memory study -----------------------------------------------------------

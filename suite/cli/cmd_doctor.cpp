@@ -19,6 +19,7 @@
 #include "suite/core/version.h"
 #include "suite/hdf5/h5.h"
 #include "suite/mpi/mpi_session.h"
+#include "suite/mpi/nccl_run_group.h"
 #include "suite/run/matmul_peak.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/gpu_binding.h"
@@ -95,9 +96,15 @@ int doctor() {
   fmt::print("MPI          {}\n", mpi_library_version());
   fmt::print("HDF5         {}\n", h5::library_version());
   print_cuda();
-  void* nccl = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
-  fmt::print("NCCL         {}\n", nccl ? "library found (libnccl.so.2)" : "not found");
-  if (nccl) dlclose(nccl);
+  if (nccl_compiled()) {
+    fmt::print("NCCL         built in, version {} (data-parallel groups on CUDA sum gradients over it: exchange = \"auto\")\n",
+               nccl_version());
+  } else {
+    void* nccl = dlopen("libnccl.so.2", RTLD_LAZY | RTLD_LOCAL);
+    fmt::print("NCCL         not built in (LRB_WITH_NCCL off; gradients go over MPI){}\n",
+               nccl ? "; libnccl.so.2 is here: rebuild with -DLRB_WITH_CUDA=ON -DLRB_WITH_NCCL=ON" : "");
+    if (nccl) dlclose(nccl);
+  }
   std::vector<std::string> slurm;
   for (const char* tool : {"sbatch", "srun", "squeue", "scancel", "sinfo"}) {
     const std::string p = find_on_path(tool);

@@ -21,6 +21,7 @@ const OptionSchema& sweep_schema() {
       {"checkpoint_every", OptionType::Int, json(0), "steps between periodic checkpoints (0: only when stopped by a signal)", {}, 0, {}, false, false},
       {"max_runs", OptionType::Int, json(kDefaultMaxRuns), "refuse a sweep that expands to more runs than this (counted before any run is built)", {}, 1, kMaxRunsLimit, false, false},
       {"ranks_per_run", OptionType::Int, json(1), "MPI ranks that train one run together (data parallel; must divide the job's rank count)", {}, 1, kMaxRanksPerRun, false, false},
+      {"exchange", OptionType::String, json("auto"), "how a data-parallel group sums its gradients: \"nccl\" on the GPUs, \"mpi\" through host memory, \"auto\" (NCCL for device = \"cuda\" in a build with it, else MPI)", {"auto", "mpi", "nccl"}, {}, {}, false, false},
       {"description", OptionType::String, json(""), "free text, kept with the results", {}, {}, {}, false, false},
   }};
   return schema;
@@ -140,9 +141,15 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
       } else if (key == "ranks_per_run") {
         spec.sweep.ranks_per_run = static_cast<int>(v.get<std::int64_t>());
         spec.sweep.ranks_per_run_at = vat;
+      } else if (key == "exchange") {
+        spec.sweep.exchange = v.get<std::string>();
+        spec.sweep.exchange_at = vat;
       }
     }
   }
+  if (spec.sweep.exchange == "nccl" && spec.sweep.device != "cuda")
+    throw UserError(spec.sweep.exchange_at, "in [sweep], exchange = \"nccl\" sums gradients on CUDA devices, and this sweep runs on "
+                                            "device = \"" + spec.sweep.device + "\": set device = \"cuda\", or exchange = \"mpi\" (or \"auto\")");
   if (spec.sweep.name.empty()) throw UserError(location_of(t, file), "[sweep] needs a 'name' (for example name = \"my-study\")");
   if (spec.sweep.budget_seconds && !spec.sweep.sequential)
     throw UserError(spec.sweep.budget_at, "in [sweep], 'budget' bounds a sequential study: give seeds as { first, step, max } "

@@ -44,6 +44,10 @@ struct SweepSettings {
   // the job starts: sweep_runner.cpp). Where the user wrote it, for that message.
   int ranks_per_run = 1;
   SourceLocation ranks_per_run_at;
+  // How a group sums its gradients: "auto", "mpi" or "nccl" (resolved for this build when
+  // the job starts: suite/sweep/gradient_exchange_choice.h). Recorded in provenance.
+  std::string exchange = "auto";
+  SourceLocation exchange_at;
 };
 
 struct Block {  // one [[task]] or [[model]] table

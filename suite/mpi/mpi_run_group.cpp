@@ -100,6 +100,10 @@ void MpiRunGroup::sum(double* data, std::size_t count) {
   if (size_ > 1) sum_in_pieces(comm_->comm, rank_, data, count, MPI_DOUBLE);
 }
 
+void MpiRunGroup::sum_on_device(void*, std::size_t, Element, void*) {
+  LRB_CHECK(false, "the MPI exchange sums host memory: sum_on_device called on a group whose exchange is \"mpi\"");
+}
+
 int MpiRunGroup::max(int value) {
   if (size_ == 1) return value;
   int out = value;
@@ -123,7 +127,12 @@ std::vector<std::string> MpiRunGroup::gather_text(const std::string& mine) {
 }
 
 nlohmann::json MpiRunGroup::describe() const {
-  return {{"ranks_per_run", size_}, {"group", index_}, {"member", rank_}, {"members", members_}};
+  return {{"ranks_per_run", size_}, {"group", index_}, {"member", rank_}, {"members", members_}, {"exchange", "mpi"}};
+}
+
+void MpiRunGroup::broadcast_from_leader(void* data, std::size_t bytes) {
+  LRB_CHECK(bytes <= static_cast<std::size_t>(INT_MAX), "a broadcast of more than INT_MAX bytes");
+  if (size_ > 1) LRB_MPI_CHECK(MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, comm_->comm));
 }
 
 std::int64_t MpiRunGroup::share_from_leader(std::int64_t value) {

@@ -23,6 +23,9 @@ class MpiRunGroup final : public RunGroup {
   int index() const { return index_; }  // which group of the world
   void sum(float* data, std::size_t count) override;
   void sum(double* data, std::size_t count) override;
+  std::string exchange() const override { return "mpi"; }
+  std::string open_device_exchange(int) override { return ""; }  // host memory: nothing to open
+  void sum_on_device(void* data, std::size_t count, Element type, void* cuda_stream) override;
   int max(int value) override;
   std::vector<std::string> gather_text(const std::string& mine) override;
   nlohmann::json describe() const override;
@@ -30,6 +33,8 @@ class MpiRunGroup final : public RunGroup {
   // Member 0's value on every member: member 0 hands the run it got from the queue (or -1,
   // no more work) to the others, who sleep while they wait.
   std::int64_t share_from_leader(std::int64_t value);
+  // Member 0's `bytes` bytes at `data`, on every member (blocking).
+  void broadcast_from_leader(void* data, std::size_t bytes);
 
  private:
   struct Comm;

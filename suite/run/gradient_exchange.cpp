@@ -8,6 +8,7 @@
 #include "suite/core/errors.h"
 #include "suite/core/sha256.h"
 #include "suite/mpi/run_group.h"
+#include "suite/runtime/cuda_device.h"
 
 namespace lrb {
 
@@ -24,18 +25,26 @@ at::ScalarType common_type(const std::vector<at::Tensor>& parameters) {
   return t;
 }
 
+// In place, over the group: through host memory (MPI), or on the device where the exchange
+// is NCCL, queued on the device's current stream behind the copies that filled `flat`.
 void sum_over(RunGroup& group, at::Tensor& flat) {
-  if (flat.scalar_type() == at::kDouble) group.sum(flat.data_ptr<double>(), static_cast<std::size_t>(flat.numel()));
-  else group.sum(flat.data_ptr<float>(), static_cast<std::size_t>(flat.numel()));
+  if (flat.is_cuda()) {
+    const auto element = flat.scalar_type() == at::kDouble ? RunGroup::Element::Float64 : RunGroup::Element::Float32;
+    group.sum_on_device(flat.data_ptr(), static_cast<std::size_t>(flat.numel()), element, current_cuda_stream(flat.device().index()));
+  } else if (flat.scalar_type() == at::kDouble) {
+    group.sum(flat.data_ptr<double>(), static_cast<std::size_t>(flat.numel()));
+  } else {
+    group.sum(flat.data_ptr<float>(), static_cast<std::size_t>(flat.numel()));
+  }
 }
 
-double value_at(const at::Tensor& flat, std::int64_t i) {
-  return flat.scalar_type() == at::kDouble ? flat.data_ptr<double>()[i] : static_cast<double>(flat.data_ptr<float>()[i]);
+double value_at(const at::Tensor& host, std::int64_t i) {
+  return host.scalar_type() == at::kDouble ? host.data_ptr<double>()[i] : static_cast<double>(host.data_ptr<float>()[i]);
 }
 
-void set_value(at::Tensor& flat, std::int64_t i, double v) {
-  if (flat.scalar_type() == at::kDouble) flat.data_ptr<double>()[i] = v;
-  else flat.data_ptr<float>()[i] = static_cast<float>(v);
+void set_value(at::Tensor& host, std::int64_t i, double v) {
+  if (host.scalar_type() == at::kDouble) host.data_ptr<double>()[i] = v;
+  else host.data_ptr<float>()[i] = static_cast<float>(v);
 }
 
 }  // namespace
@@ -47,10 +56,15 @@ ExchangeResult exchange_gradients(RunGroup& group, const std::vector<at::Tensor>
   for (const auto& p : parameters) values += p.numel();
   const auto n_params = static_cast<std::int64_t>(parameters.size());
   // [gradients | one "has a gradient" flag per parameter | loss share | failed members]
-  // The buffer lives on the host: MPI sends host memory (a CUDA run copies each way). It is
-  // made anew each step on purpose: one kept between steps would sit beside the next
-  // step's activations and raise the run's recorded peak memory by the gradients' size.
-  at::Tensor flat = at::zeros({values + n_params + 2}, at::TensorOptions().dtype(type));
+  // The buffer lives where the exchange sums: on the host for MPI (a CUDA run copies each
+  // way), on the parameters' device for NCCL (only the small tail after the gradients
+  // crosses to the host, to be read). It is made anew each step on purpose: one kept
+  // between steps would sit beside the next step's activations and raise the run's
+  // recorded peak memory by the gradients' size.
+  const bool on_device = group.exchange() == "nccl" && !parameters.empty() && parameters.front().is_cuda();
+  const at::Device where = on_device ? parameters.front().device() : at::Device(at::kCPU);
+  at::Tensor flat = at::zeros({values + n_params + 2}, at::TensorOptions().dtype(type).device(where));
+  at::Tensor tail = at::zeros({n_params + 2}, at::TensorOptions().dtype(type));
   const bool ok = error.empty();
   if (ok) {
     std::int64_t at_value = 0;
@@ -58,17 +72,19 @@ ExchangeResult exchange_gradients(RunGroup& group, const std::vector<at::Tensor>
       const at::Tensor& p = parameters[static_cast<std::size_t>(i)];
       if (p.grad().defined()) {
         flat.narrow(0, at_value, p.numel()).copy_(p.grad().reshape({-1}));
-        set_value(flat, values + i, 1);
+        set_value(tail, i, 1);
       }
       at_value += p.numel();
     }
   }
-  set_value(flat, values + n_params, ok ? loss_share : 0.0);
-  set_value(flat, values + n_params + 1, ok ? 0.0 : 1.0);
+  set_value(tail, n_params, ok ? loss_share : 0.0);
+  set_value(tail, n_params + 1, ok ? 0.0 : 1.0);
+  flat.narrow(0, values, n_params + 2).copy_(tail);
   sum_over(group, flat);
+  tail = flat.narrow(0, values, n_params + 2).to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
 
   ExchangeResult out;
-  const double failed_members = value_at(flat, values + n_params + 1);
+  const double failed_members = value_at(tail, n_params + 1);
   if (failed_members > 0) {
     out.failed = true;
     const auto texts = group.gather_text(error);
@@ -79,11 +95,11 @@ ExchangeResult exchange_gradients(RunGroup& group, const std::vector<at::Tensor>
       }
     return out;
   }
-  out.loss = value_at(flat, values + n_params);
+  out.loss = value_at(tail, n_params);
   std::int64_t at_value = 0;
   for (std::int64_t i = 0; i < n_params; ++i) {
     const at::Tensor& p = parameters[static_cast<std::size_t>(i)];
-    if (value_at(flat, values + i) > 0) {
+    if (value_at(tail, i) > 0) {
       const at::Tensor summed = flat.narrow(0, at_value, p.numel()).view(p.sizes());
       if (p.grad().defined()) p.mutable_grad().copy_(summed);
       else p.mutable_grad() = summed.to(p.device(), /*non_blocking=*/false, /*copy=*/true);

@@ -85,6 +85,11 @@ RunOutcome RunExecution::execute() {
         why = error_text(e);
       }
       fail_if_any_member_failed(why);
+      // NCCL: the group's communicator, made by its first run on the device and reused. A
+      // group that cannot make it fails this run on every member; the sweep goes on.
+      if (device_.is_cuda())
+        if (const std::string no_exchange = ctx_.group->open_device_exchange(device_.index()); !no_exchange.empty())
+          throw std::runtime_error(no_exchange);
     } else {
       prepare();
     }

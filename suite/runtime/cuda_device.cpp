@@ -12,6 +12,7 @@
 #ifdef LRB_WITH_CUDA
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 #endif
 
@@ -100,6 +101,16 @@ void synchronize_device(const c10::Device& device) {
   if (device.is_cuda()) c10::cuda::device_synchronize();
 #else
   (void)device;
+#endif
+}
+
+void* current_cuda_stream(int device) {
+#ifdef LRB_WITH_CUDA
+  return c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(device)).stream();
+#else
+  (void)device;
+  LRB_CHECK(false, "current_cuda_stream in a build without CUDA");
+  return nullptr;
 #endif
 }
 

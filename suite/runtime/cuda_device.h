@@ -22,6 +22,9 @@ void use_cuda_device(int index);
 // Returns once every operation queued on `device` has finished (no-op on the CPU): the
 // step clock is read only at such a boundary, never around asynchronous launches.
 void synchronize_device(const c10::Device& device);
+// The stream LibTorch queues work on for `device` (a cudaStream_t), for libraries that
+// queue behind it (the NCCL exchange). Only in builds with CUDA.
+void* current_cuda_stream(int device);
 // Matched seeds on a GPU: deterministic algorithms (warn-only, so an operation without a
 // deterministic CUDA kernel warns instead of failing the run; the device check compares
 // two runs bit for bit), cuDNN benchmark off, deterministic cuDNN, and

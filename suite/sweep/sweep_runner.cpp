@@ -15,6 +15,7 @@
 #include "suite/core/exit_codes.h"
 #include "suite/core/stop_flag.h"
 #include "suite/mpi/mpi_run_group.h"
+#include "suite/mpi/nccl_run_group.h"
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/work_queue.h"
 #include "suite/run/data_cache.h"
@@ -68,7 +69,12 @@ Job read_sweep(const MpiSession& mpi, JobSteps& steps, const SweepRunOptions& op
     job.spec = load_sweep_file(options.spec_file);
     job.ex = expand_sweep(job.spec);
     const SweepSpec& spec = job.spec;
-    if (spec.sweep.device == "cuda" && !at::hasCUDA())
+    // The exchange first: it names the line to change (a build without NCCL may also lack CUDA).
+    if (spec.sweep.exchange == "nccl" && !nccl_compiled())
+      problem = fmt::format("{}: exchange = \"nccl\" but this lrbench was built without NCCL (LRB_WITH_NCCL off): build it with "
+                            "-DLRB_WITH_CUDA=ON -DLRB_WITH_NCCL=ON, or set exchange = \"mpi\" (or \"auto\")",
+                            spec.sweep.exchange_at.str());
+    else if (spec.sweep.device == "cuda" && !at::hasCUDA())
       problem = fmt::format("{}: device = \"cuda\" but this LibTorch has no CUDA; use a CUDA build of LibTorch (Torch_DIR) or device = \"cpu\"",
                             spec.file);
     else if (mpi.size() % spec.sweep.ranks_per_run != 0)
@@ -179,8 +185,13 @@ QueueResult run_queue(const MpiSession& mpi, const Job& job, const std::vector<W
                       SequentialSource* source, RunContext& ctx) {
   const int ranks_per_run = job.spec.sweep.ranks_per_run;
   std::unique_ptr<MpiRunGroup> group;
-  if (ranks_per_run > 1) group = std::make_unique<MpiRunGroup>(mpi, ranks_per_run);
-  ctx.group = group.get();
+  std::unique_ptr<NcclRunGroup> nccl_group;  // the gradients over NCCL; the rest over `group`
+  if (ranks_per_run > 1) {
+    group = std::make_unique<MpiRunGroup>(mpi, ranks_per_run);
+    if (chosen_exchange(job.spec.sweep.exchange, job.spec.sweep.device) == "nccl")
+      nccl_group = std::make_unique<NcclRunGroup>(*group, mpi);
+  }
+  ctx.group = nccl_group ? static_cast<RunGroup*>(nccl_group.get()) : group.get();
   const bool asks_queue = !group || group->rank() == 0;
   WorkQueue queue(mpi, items, board, ranks_per_run, source);
   std::optional<std::pair<std::int64_t, ItemOutcome>> previous;

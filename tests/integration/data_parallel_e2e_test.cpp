@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "suite/core/exit_codes.h"
+#include "suite/mpi/nccl_run_group.h"
+#include "suite/runtime/cuda_device.h"
 #include "suite/store/run_file.h"
 #include "tests/support/results.h"
 #include "tests/support/script_test_files.h"
@@ -79,6 +81,7 @@ TEST(MpiDataParallel, TwoRanksMatchOneRankWithTheSameGlobalBatchAtEveryStep) {
   EXPECT_EQ(dp.at("member"), 0);
   ASSERT_EQ(dp.at("members").size(), 2u);
   EXPECT_EQ(dp.at("members")[1].at("rank"), 1);
+  EXPECT_EQ(dp.at("exchange"), "mpi") << "exchange = \"auto\" on the CPU";
   EXPECT_EQ(b.curves.at("allreduce_seconds").size(), 30u);
   EXPECT_GT(b.metrics.at("allreduce_share"), 0.0);
   EXPECT_LT(b.metrics.at("allreduce_share"), 1.0);
@@ -114,19 +117,52 @@ TEST(MpiDataParallel, APythonModelTrainsInAGroupAsOnOneRank) {
   EXPECT_EQ(a.metrics.at("params"), b.metrics.at("params"));
 }
 
+// The second time with exchange = "mpi" written out: "auto" chose it on the CPU, so the
+// runs are the same runs (the exchange is provenance, not identity) with the same bits.
 TEST(MpiDataParallel, RepeatedSweepIsBitIdenticalWithDropout) {
   TempDir t;
   test::write_text(t / "two.toml", sweep(20, "2", "ranks_per_run = 2\n", /*dropout=*/true));
+  test::write_text(t / "mpi.toml", sweep(20, "2", "ranks_per_run = 2\nexchange = \"mpi\"\n", /*dropout=*/true));
   auto first = test::run(run_in(t, 2, "two.toml", "first"));
   ASSERT_EQ(first.code, kExitDone) << first.output;
-  auto second = test::run(run_in(t, 2, "two.toml", "second"));
+  auto second = test::run(run_in(t, 2, "mpi.toml", "second"));
   ASSERT_EQ(second.code, kExitDone) << second.output;
   const auto a = test::read_runs(t / "first"), b = test::read_runs(t / "second");
   ASSERT_EQ(a.size(), 2u);
   for (const auto& [key, rec] : a) {
     ASSERT_TRUE(b.count(key));
     EXPECT_EQ(test::deterministic_difference(rec, b.at(key)), "") << key;
+    EXPECT_EQ(b.at(key).provenance.at("data_parallel").at("exchange"), "mpi");
   }
+}
+
+TEST(MpiDataParallel, ANcclExchangeInABuildWithoutNcclIsRefusedWhereItIsWritten) {
+  if (nccl_compiled()) GTEST_SKIP() << "this build has NCCL";
+  TempDir t;
+  test::write_text(t / "two.toml", sweep(10, "[1]", "ranks_per_run = 2\ndevice = \"cuda\"\nexchange = \"nccl\"\n", true));
+  auto r = test::run(run_in(t, 2, "two.toml", "out"));
+  EXPECT_EQ(r.code, kExitUsage) << r.output;
+  EXPECT_NE(r.output.find("two.toml:8:12: exchange = \"nccl\" but this lrbench was built without NCCL"), std::string::npos)
+      << r.output;
+}
+
+// On a machine with two GPUs and a build with NCCL: the group sums over NCCL (chosen by
+// "auto") and trains as the same group summing over MPI through host memory.
+TEST(MpiDataParallel, OverNcclTwoGpusTrainAsOverMpi) {
+  if (!nccl_compiled()) GTEST_SKIP() << "this lrbench was built without NCCL (LRB_WITH_NCCL off)";
+  if (cuda_device_count() < 2) GTEST_SKIP() << "needs two CUDA devices, this machine has " << cuda_device_count();
+  TempDir t;
+  test::write_text(t / "nccl.toml", sweep(30, "[1]", "ranks_per_run = 2\ndevice = \"cuda\"\n", /*dropout=*/false));
+  test::write_text(t / "mpi.toml", sweep(30, "[1]", "ranks_per_run = 2\ndevice = \"cuda\"\nexchange = \"mpi\"\n", false));
+  auto nccl = test::run(run_in(t, 2, "nccl.toml", "nccl"));
+  ASSERT_EQ(nccl.code, kExitDone) << nccl.output;
+  auto mpi = test::run(run_in(t, 2, "mpi.toml", "mpi"));
+  ASSERT_EQ(mpi.code, kExitDone) << mpi.output;
+  const RunRecord a = only_run(test::read_runs(t / "nccl")), b = only_run(test::read_runs(t / "mpi"));
+  EXPECT_EQ(a.provenance.at("data_parallel").at("exchange"), "nccl");
+  EXPECT_EQ(a.provenance.at("data_parallel").at("nccl_version"), nccl_version());
+  EXPECT_EQ(b.provenance.at("data_parallel").at("exchange"), "mpi");
+  expect_same_curves(a, b);
 }
 
 TEST(MpiDataParallel, SigtermToOneMemberStopsTheGroupAndResumesBitIdentical) {

@@ -91,7 +91,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"ranks per run beyond the batch", with("base_seed = 7", "base_seed = 7\nranks_per_run = 8"), "bad.toml:10:1",
                 "smaller than ranks_per_run = 8"},
         BadCase{"ranks per run measured", with("base_seed = 7", "base_seed = 7\nranks_per_run = 2") + "\n[measure]\nsteps = 2\n",
-                "bad.toml:6:17", "with [measure]"}),
+                "bad.toml:6:17", "with [measure]"},
+        BadCase{"unknown exchange", with("base_seed = 7", "base_seed = 7\nexchange = \"nccll\""), "bad.toml:6:12",
+                "has no value \"nccll\"; did you mean 'nccl'"},
+        BadCase{"nccl exchange on the cpu", with("base_seed = 7", "base_seed = 7\nexchange = \"nccl\""), "bad.toml:6:12",
+                "exchange = \"nccl\" sums gradients on CUDA devices, and this sweep runs on device = \"cpu\""}),
     [](const ::testing::TestParamInfo<BadCase>& i) {
       std::string n = i.param.name;
       for (auto& ch : n)
