@@ -1,5 +1,5 @@
 # Folder labels for the tests of one GoogleTest binary. Its tests are discovered when it is
-# built, by name prefix (tests/CMakeLists.txt: unit, slow, mpi, faults, slurm); here each
+# built, by name prefix (tests/CMakeLists.txt: unit, slow, mpi, faults, slurm, multinode); here each
 # also gets the label of the folder its suite is written in (tests/unit, tests/integration,
 # tests/faults, each with its subfolders), so `ctest -L integration` runs one folder. A
 # suite of tests/unit named *Command runs the lrbench program: it is labelled program too
@@ -35,14 +35,14 @@ function(lrb_label_test_folders target prefix_labels)
         if(NOT DEFINED lrb_folder_of_${suite})
           set(lrb_folder_of_${suite} ${folder})
           string(APPEND map "set(lrb_folder_of_${suite} ${folder})\n")
-          if(suite MATCHES "^(Mpi|Slurm|Slow|FaultTrials)")
+          if(suite MATCHES "^(Mpi|Slurm|Slow|FaultTrials|Multinode)")
             set(prefix_unit FALSE)
           else()
             set(prefix_unit TRUE)
           endif()
           if((folder STREQUAL "unit" AND NOT prefix_unit) OR (folder STREQUAL "faults" AND NOT suite MATCHES "^FaultTrials"))
             string(APPEND problems "  suite ${suite} in tests/${folder}: its name's prefix gives it another label than the folder's "
-                                   "(tests/unit: no Mpi, Slurm, Slow, FaultTrials prefix; tests/faults: FaultTrials*); move it\n")
+                                   "(tests/unit: no Mpi, Slurm, Slow, FaultTrials, Multinode prefix; tests/faults: FaultTrials*); move it\n")
           endif()
         endif()
       endforeach()

@@ -14,6 +14,8 @@ packages=(
   libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
   # Slurm (sbatch/srun and the one-node test cluster of slurm/test_cluster.sh) and its authentication
   slurm-wlm munge
+  # slurm/multinode_cluster.sh: a node per network namespace (ip, nsenter, unshare)
+  iproute2 util-linux
   # the libraries the code uses
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libfmt-dev libboost-dev libssl-dev

@@ -40,21 +40,6 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
-std::string field(const std::vector<JobFields>& tasks, const std::string& name) {
-  if (tasks.empty()) return "(no job)";
-  const auto it = tasks.front().find(name);
-  return it == tasks.front().end() ? "(no " + name + ")" : it->second;
-}
-
-// 2 runs (softmax and linear attention, one seed), long enough to be caught mid-run:
-// about 10 s each on this machine, with a checkpoint every 100 steps.
-std::string long_sweep() {
-  std::string spec = test::tiny_sweep(1500, "checkpoint_every = 100\n");
-  spec.replace(spec.find("seeds = 2"), 9, "seeds = [1]");
-  spec.replace(spec.find("eval_every = 10"), 15, "eval_every = 100");
-  return spec;
-}
-
 void expect_same_runs(const fs::path& reference, const fs::path& out, std::size_t expected) {
   const auto ra = test::read_runs(reference), rb = test::read_runs(out);
   ASSERT_EQ(ra.size(), expected);
@@ -64,24 +49,6 @@ void expect_same_runs(const fs::path& reference, const fs::path& out, std::size_
     EXPECT_EQ(rb.at(key).status, RunStatus::Ok) << key;
     EXPECT_EQ(test::deterministic_difference(rec, rb.at(key)), "") << key;
   }
-}
-
-std::size_t count_checkpoints(const fs::path& out) {
-  std::size_t n = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(out / "checkpoints", ec))
-    if (e.path().extension() == ".pt" && e.path().filename().string()[0] != '.') ++n;
-  return n;
-}
-
-// Waits until every one of `runs` runs has written a periodic checkpoint: each rank is mid-run.
-bool wait_mid_run(const fs::path& out, std::size_t runs, std::chrono::seconds timeout) {
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (count_checkpoints(out) >= runs) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return false;
 }
 
 class SlurmTest : public ::testing::Test {
@@ -107,12 +74,12 @@ class SlurmTest : public ::testing::Test {
   test::JobGuard guard_;
 };
 
-// The reference of long_sweep(): the same spec under mpirun -np 2, computed once.
+// The reference of test::long_sweep(): the same spec under mpirun -np 2, computed once.
 class SlurmStop : public SlurmTest {
  protected:
   static void SetUpTestSuite() {
     dir_ = new TempDir;
-    test::write_text(*dir_ / "sweep.toml", long_sweep());
+    test::write_text(*dir_ / "sweep.toml", test::long_sweep());
     reference_ = test::run(concat(test::mpirun(2), {test::lrbench(), "run", (*dir_ / "sweep.toml").string(), "--out",
                                                     (*dir_ / "ref").string()}));
   }
@@ -142,9 +109,9 @@ TEST_F(SlurmTest, MpiJobWithTwoTasksMatchesMpirunBitForBit) {
   ASSERT_EQ(ids.size(), 1u);
   const auto job = test::wait_job_ended(ids[0], 300s);
   const std::string log = read_text(t / "out" / "slurm" / ("tiny-" + ids[0] + ".log"));
-  ASSERT_EQ(field(job, "JobState"), "COMPLETED") << log;
-  EXPECT_EQ(field(job, "ExitCode"), "0:0") << log;
-  EXPECT_EQ(field(job, "Restarts"), "0");
+  ASSERT_EQ(test::job_field(job, "JobState"), "COMPLETED") << log;
+  EXPECT_EQ(test::job_field(job, "ExitCode"), "0:0") << log;
+  EXPECT_EQ(test::job_field(job, "Restarts"), "0");
   EXPECT_NE(log.find("attempt 1: done"), std::string::npos) << log;
 
   expect_same_runs(t / "ref", t / "out", 4);
@@ -171,8 +138,8 @@ TEST_F(SlurmTest, ArrayShardsRunEveryRunOnceAndTheFinalJobReports) {
   ASSERT_EQ(ids.size(), 2u) << "the array job and the final job";
   const auto final_job = test::wait_job_ended(ids[1], 420s);
   const std::string final_log = read_text(t / "out" / "slurm" / ("tiny-final-" + ids[1] + ".log"));
-  ASSERT_EQ(field(final_job, "JobState"), "COMPLETED") << final_log;
-  EXPECT_EQ(field(final_job, "ExitCode"), "0:0") << final_log;
+  ASSERT_EQ(test::job_field(final_job, "JobState"), "COMPLETED") << final_log;
+  EXPECT_EQ(test::job_field(final_job, "ExitCode"), "0:0") << final_log;
 
   const auto array = test::show_job(ids[0]);
   ASSERT_EQ(array.size(), 3u);
@@ -206,18 +173,18 @@ TEST_F(SlurmTest, ArrayShardsRunEveryRunOnceAndTheFinalJobReports) {
 
 TEST_F(SlurmStop, Usr1CheckpointsRequeuesAndEndsBitIdentical) {
   TempDir t;
-  test::write_text(t / "sweep.toml", long_sweep());
+  test::write_text(t / "sweep.toml", test::long_sweep());
   const auto ids = submit(t / "sweep.toml", t / "out", {"--ntasks-per-node", "2", "--time", "10"});
   ASSERT_EQ(ids.size(), 1u);
   const std::string id = ids[0];
-  ASSERT_TRUE(wait_mid_run(t / "out", 2, 120s)) << read_text(t / "out" / "slurm" / ("tiny-" + id + ".log"));
+  ASSERT_TRUE(test::wait_mid_run(t / "out", 2, 120s)) << read_text(t / "out" / "slurm" / ("tiny-" + id + ".log"));
 
   // To the ranks, as `scancel --signal=USR1` sends it: they checkpoint and exit 3.
   ASSERT_EQ(test::run({"scancel", "--signal=USR1", id}).code, 0);
-  ASSERT_TRUE(test::wait_job(id, 60s, [](const auto& t) { return field(t, "Restarts") == "1"; }))
+  ASSERT_TRUE(test::wait_job(id, 60s, [](const auto& t) { return test::job_field(t, "Restarts") == "1"; }))
       << read_text(t / "out" / "slurm" / ("tiny-" + id + ".log"));
   // Between the attempts: both runs stopped, each with its checkpoint.
-  ASSERT_TRUE(test::wait_job(id, 30s, [](const auto& t) { return field(t, "JobState") == "PENDING"; }));
+  ASSERT_TRUE(test::wait_job(id, 30s, [](const auto& t) { return test::job_field(t, "JobState") == "PENDING"; }));
   const auto stopped = test::read_runs(t / "out");
   ASSERT_EQ(stopped.size(), 2u);
   for (const auto& [key, rec] : stopped) {
@@ -227,8 +194,8 @@ TEST_F(SlurmStop, Usr1CheckpointsRequeuesAndEndsBitIdentical) {
 
   const auto job = test::wait_job_ended(id, 300s);
   const std::string log = read_text(t / "out" / "slurm" / ("tiny-" + id + ".log"));
-  ASSERT_EQ(field(job, "JobState"), "COMPLETED") << log;
-  EXPECT_EQ(field(job, "Restarts"), "1");
+  ASSERT_EQ(test::job_field(job, "JobState"), "COMPLETED") << log;
+  EXPECT_EQ(test::job_field(job, "Restarts"), "1");
   EXPECT_NE(log.find("attempt 1: requeueing: 2 run(s) left"), std::string::npos) << log;
   EXPECT_NE(log.find("attempt 2: done"), std::string::npos) << log;
 
@@ -239,24 +206,24 @@ TEST_F(SlurmStop, Usr1CheckpointsRequeuesAndEndsBitIdentical) {
     EXPECT_EQ(rec.provenance.at("slurm").at("SLURM_RESTART_COUNT"), "1");
     EXPECT_EQ(rec.provenance.at("slurm").at("SLURM_JOB_ID"), id);
   }
-  EXPECT_EQ(count_checkpoints(t / "out"), 0u);
+  EXPECT_EQ(test::count_checkpoints(t / "out"), 0u);
 }
 
 TEST_F(SlurmStop, WarningToTheBatchShellIsForwardedAndRequeues) {
   // Slurm's time-limit warning (--signal=B:USR1@lead) goes to the batch shell only, which
   // must forward it to srun: `scancel --batch --signal=USR1` sends exactly that.
   TempDir t;
-  test::write_text(t / "sweep.toml", long_sweep());
+  test::write_text(t / "sweep.toml", test::long_sweep());
   const auto ids = submit(t / "sweep.toml", t / "out", {"--ntasks-per-node", "2", "--time", "10"});
   ASSERT_EQ(ids.size(), 1u);
   const std::string id = ids[0];
-  ASSERT_TRUE(wait_mid_run(t / "out", 2, 120s)) << read_text(t / "out" / "slurm" / ("tiny-" + id + ".log"));
+  ASSERT_TRUE(test::wait_mid_run(t / "out", 2, 120s)) << read_text(t / "out" / "slurm" / ("tiny-" + id + ".log"));
   ASSERT_EQ(test::run({"scancel", "--batch", "--signal=USR1", id}).code, 0);
 
   const auto job = test::wait_job_ended(id, 300s);
   const std::string log = read_text(t / "out" / "slurm" / ("tiny-" + id + ".log"));
-  ASSERT_EQ(field(job, "JobState"), "COMPLETED") << log;
-  EXPECT_EQ(field(job, "Restarts"), "1") << log;
+  ASSERT_EQ(test::job_field(job, "JobState"), "COMPLETED") << log;
+  EXPECT_EQ(test::job_field(job, "Restarts"), "1") << log;
   EXPECT_NE(log.find("attempt 1: got SIGUSR1: asking every rank to checkpoint and stop"), std::string::npos) << log;
   EXPECT_NE(log.find("attempt 1: srun ended with code 3"), std::string::npos) << log;
   EXPECT_NE(log.find("attempt 2: done"), std::string::npos) << log;
@@ -265,11 +232,11 @@ TEST_F(SlurmStop, WarningToTheBatchShellIsForwardedAndRequeues) {
 
 TEST_F(SlurmStop, ScancelStopsEveryRankWithinKillWaitAndResubmittingCompletes) {
   TempDir t;
-  test::write_text(t / "sweep.toml", long_sweep());
+  test::write_text(t / "sweep.toml", test::long_sweep());
   const auto ids = submit(t / "sweep.toml", t / "out", {"--ntasks-per-node", "2", "--time", "10"});
   ASSERT_EQ(ids.size(), 1u);
   const std::string id = ids[0];
-  ASSERT_TRUE(wait_mid_run(t / "out", 2, 120s)) << read_text(t / "out" / "slurm" / ("tiny-" + id + ".log"));
+  ASSERT_TRUE(test::wait_mid_run(t / "out", 2, 120s)) << read_text(t / "out" / "slurm" / ("tiny-" + id + ".log"));
   const auto ranks = test::job_processes(test::lrbench(), id);
   ASSERT_EQ(ranks.size(), 2u) << "two ranks of job " << id << " should be running";
 
@@ -286,8 +253,8 @@ TEST_F(SlurmStop, ScancelStopsEveryRankWithinKillWaitAndResubmittingCompletes) {
   EXPECT_LT(exit_s, 5.0) << "every rank must be gone within KillWait";
   const auto job = test::wait_job_ended(id, 60s);
   const std::string log = read_text(t / "out" / "slurm" / ("tiny-" + id + ".log"));
-  EXPECT_EQ(field(job, "JobState"), "CANCELLED") << log;
-  EXPECT_EQ(field(job, "Restarts"), "0") << "a cancelled job must not requeue itself\n" << log;
+  EXPECT_EQ(test::job_field(job, "JobState"), "CANCELLED") << log;
+  EXPECT_EQ(test::job_field(job, "Restarts"), "0") << "a cancelled job must not requeue itself\n" << log;
   // The ranks stopped on their own (exit 3, before any SIGKILL) and the shell saw it.
   EXPECT_NE(log.find("srun ended with code 3"), std::string::npos) << log;
   EXPECT_NE(log.find("stopped by SIGTERM"), std::string::npos) << log;
@@ -310,7 +277,7 @@ TEST_F(SlurmStop, ScancelStopsEveryRankWithinKillWaitAndResubmittingCompletes) {
   guard_.add(id2);
   const auto job2 = test::wait_job_ended(id2, 300s);
   const std::string log2 = read_text(t / "out" / "slurm" / ("tiny-" + id2 + ".log"));
-  ASSERT_EQ(field(job2, "JobState"), "COMPLETED") << log2;
+  ASSERT_EQ(test::job_field(job2, "JobState"), "COMPLETED") << log2;
   expect_same_runs(reference(), t / "out", 2);
   for (const auto& [key, rec] : test::read_runs(t / "out")) EXPECT_EQ(rec.provenance.at("attempt"), 2);
 }
@@ -407,7 +374,7 @@ TEST_F(SlurmTest, ASequentialStudyAsOneMpiJobMatchesOneProcess) {
   ASSERT_EQ(ids.size(), 1u);
   const auto job = test::wait_job_ended(ids[0], 300s);
   const std::string log = read_text(t / "out" / "slurm" / ("seq-mpi-" + ids[0] + ".log"));
-  ASSERT_EQ(field(job, "JobState"), "COMPLETED") << log;
+  ASSERT_EQ(test::job_field(job, "JobState"), "COMPLETED") << log;
   EXPECT_NE(log.find("state=max-reached"), std::string::npos) << log;
   expect_same_runs(t / "ref", t / "out", 20);
 }

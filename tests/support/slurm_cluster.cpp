@@ -5,8 +5,10 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "tests/support/subprocess.h"
+#include "tests/support/sweeps.h"
 
 namespace lrb::test {
 
@@ -28,6 +30,53 @@ std::string use_test_cluster() {
   if (state != "idle" && state != "mixed" && state != "allocated")
     return "the Slurm test cluster's node is '" + state + "', not idle: " + how + "; its logs are beside " + conf;
   return "";
+}
+
+std::string use_multinode_cluster() {
+  const char* dir = std::getenv("LRB_MN_DIR");
+  const std::string conf = std::string(dir ? dir : "/tmp/lrb-multinode") + "/slurm.conf";
+  setenv("SLURM_CONF", conf.c_str(), 1);
+  const std::string how = "start it with `slurm/multinode_cluster.sh up` (scripts/test.sh does it before ctest)";
+  if (!fs::exists(conf)) return "the multinode test cluster is not set up (no " + conf + "): " + how;
+  const Result r = run({"sinfo", "-h", "-N", "-o", "%N %T"}, 30s);
+  if (r.code != 0) return "the multinode test cluster does not answer (sinfo: " + r.output + "): " + how;
+  std::istringstream lines(r.output);
+  int nodes = 0;
+  for (std::string node, state; lines >> node >> state; ++nodes)
+    if (state != "idle" && state != "mixed" && state != "allocated")
+      return "node " + node + " of the multinode test cluster is '" + state + "', not idle: " + how;
+  if (nodes < 3) return "the multinode test cluster has " + std::to_string(nodes) + " node(s), the tests need 3: " + how;
+  return "";
+}
+
+std::string job_field(const std::vector<JobFields>& tasks, const std::string& name) {
+  if (tasks.empty()) return "(no job)";
+  const auto it = tasks.front().find(name);
+  return it == tasks.front().end() ? "(no " + name + ")" : it->second;
+}
+
+std::string long_sweep() {
+  std::string spec = tiny_sweep(1500, "checkpoint_every = 100\n");
+  spec.replace(spec.find("seeds = 2"), 9, "seeds = [1]");
+  spec.replace(spec.find("eval_every = 10"), 15, "eval_every = 100");
+  return spec;
+}
+
+std::size_t count_checkpoints(const fs::path& out) {
+  std::size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(out / "checkpoints", ec))
+    if (e.path().extension() == ".pt" && e.path().filename().string()[0] != '.') ++n;
+  return n;
+}
+
+bool wait_mid_run(const fs::path& out, std::size_t runs, std::chrono::seconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (count_checkpoints(out) >= runs) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
 }
 
 std::vector<JobFields> show_job(const std::string& id) {

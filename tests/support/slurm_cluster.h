@@ -2,6 +2,7 @@
 // Test support for the `slurm` label: the one-node test cluster of slurm/test_cluster.sh
 // (scripts/test.sh starts it), and Slurm jobs seen through scontrol.
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,6 +13,12 @@ namespace lrb::test {
 // ${LRB_SLURM_DIR:-/tmp/lrb-slurm}/slurm.conf. Returns "" when the cluster answers with a
 // usable node, else a message that says how to start it.
 std::string use_test_cluster();
+
+// Points this process (and every child) at the cluster of several nodes of
+// slurm/multinode_cluster.sh: SLURM_CONF = ${LRB_MN_DIR:-/tmp/lrb-multinode}/slurm.conf
+// (always: the one-node cluster's SLURM_CONF may be set). "" when every node answers idle,
+// else a message that says how to start it.
+std::string use_multinode_cluster();
 
 // One task of a job as `scontrol show job -o` prints it: JobId, ArrayTaskId, JobState,
 // Restarts, ExitCode, ... (an array job has one per task).
@@ -40,6 +47,17 @@ class JobGuard {
  private:
   std::vector<std::string> ids_;
 };
+
+// A field of a job's first task ("(no job)" when there is none, "(no NAME)" when absent).
+std::string job_field(const std::vector<JobFields>& tasks, const std::string& name);
+
+// 2 runs (softmax and linear attention, one seed) of about 10 s each on a 2-core machine,
+// a checkpoint every 100 steps: long enough to be caught mid-run.
+std::string long_sweep();
+// Periodic checkpoints in a results folder; waits until `runs` of them exist (each of
+// that many runs is mid-run), false on timeout.
+std::size_t count_checkpoints(const std::filesystem::path& out);
+bool wait_mid_run(const std::filesystem::path& out, std::size_t runs, std::chrono::seconds timeout);
 
 // PIDs of live lrbench processes (this build's launcher, or the lrbench-core it starts) whose
 // environment says SLURM_JOB_ID=id.
