@@ -21,13 +21,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "cuda_compile_check.sh needs root (mmdebstrap, chroot, mounts): run it as root or with sudo." >&2
-  exit 2
-fi
-for tool in mmdebstrap unshare chroot; do
-  command -v "$tool" >/dev/null || { echo "cuda_compile_check.sh: $tool is missing: run scripts/setup.sh" >&2; exit 1; }
-done
+# shellcheck source=scripts/lib/debian_root.sh
+. scripts/lib/debian_root.sh
+require_root_tools cuda_compile_check.sh
 
 root=${LRB_CUDA_ROOT:-/var/cache/lrbench/debian13-cuda-root}
 jobs=${LRB_JOBS:-$(nproc)}

@@ -17,13 +17,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
 
-if [ "$(id -u)" -ne 0 ]; then
-  echo "test_debian13.sh needs root (mmdebstrap, chroot, mounts): run it as root or with sudo." >&2
-  exit 2
-fi
-for tool in mmdebstrap unshare chroot; do
-  command -v "$tool" >/dev/null || { echo "test_debian13.sh: $tool is missing: run scripts/setup.sh" >&2; exit 1; }
-done
+# shellcheck source=scripts/lib/debian_root.sh
+. scripts/lib/debian_root.sh
+require_root_tools test_debian13.sh
 
 root=${LRB_DEBIAN13_ROOT:-/var/cache/lrbench/debian13-root}
 jobs=${LRB_JOBS:-$(nproc)}

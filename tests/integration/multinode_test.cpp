@@ -26,12 +26,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using test::TempDir;
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_text;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -298,8 +293,7 @@ TEST_F(MultinodeStop, Usr1ReachesEveryNodeCheckpointsRequeuesAndEndsBitIdentical
   const auto log = [&] { return read_text(t / "out" / "slurm" / ("tiny-" + id + ".log")); };
   ASSERT_TRUE(test::wait_mid_run(t / "out", 2, 120s)) << log();
   ASSERT_EQ(test::run({"scancel", "--signal=USR1", id}).code, 0);
-  ASSERT_TRUE(test::wait_job(id, 60s, [](const auto& j) { return test::job_field(j, "Restarts") == "1"; })) << log();
-  ASSERT_TRUE(test::wait_job(id, 30s, [](const auto& j) { return test::job_field(j, "JobState") == "PENDING"; })) << log();
+  ASSERT_TRUE(test::wait_requeued(id, 60s, 30s)) << log();
   const auto stopped = test::read_runs(t / "out");
   ASSERT_EQ(stopped.size(), 2u) << log();
   std::set<std::string> hosts;
@@ -340,8 +334,7 @@ TEST_F(MultinodeStop, ALostNodeLosesNothingAndTheJobCompletesWhenItComesBack) {
   } bring_back{lost};  // whatever happens below, the cluster gets its node back
   ASSERT_EQ(cluster("kill-node", lost), "");
   // Slurm notices within SlurmdTimeout (20 s) and requeues the job.
-  ASSERT_TRUE(test::wait_job(id, 120s, [](const auto& j) { return test::job_field(j, "Restarts") == "1"; })) << log();
-  ASSERT_TRUE(test::wait_job(id, 60s, [](const auto& j) { return test::job_field(j, "JobState") == "PENDING"; })) << log();
+  ASSERT_TRUE(test::wait_requeued(id, 120s, 60s)) << log();
   // While the node is away: every run file is whole and counted once (a finished run as ok, a
   // run cut short as stopped or not at all), and the job waits.
   const auto between = test::read_runs(t / "out");

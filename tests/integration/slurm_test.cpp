@@ -33,12 +33,7 @@ std::vector<std::string> concat(std::vector<std::string> a, const std::vector<st
   return a;
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::read_text;
 
 void expect_same_runs(const fs::path& reference, const fs::path& out, std::size_t expected) {
   const auto ra = test::read_runs(reference), rb = test::read_runs(out);
@@ -181,10 +176,8 @@ TEST_F(SlurmStop, Usr1CheckpointsRequeuesAndEndsBitIdentical) {
 
   // To the ranks, as `scancel --signal=USR1` sends it: they checkpoint and exit 3.
   ASSERT_EQ(test::run({"scancel", "--signal=USR1", id}).code, 0);
-  ASSERT_TRUE(test::wait_job(id, 60s, [](const auto& t) { return test::job_field(t, "Restarts") == "1"; }))
-      << read_text(t / "out" / "slurm" / ("tiny-" + id + ".log"));
   // Between the attempts: both runs stopped, each with its checkpoint.
-  ASSERT_TRUE(test::wait_job(id, 30s, [](const auto& t) { return test::job_field(t, "JobState") == "PENDING"; }));
+  ASSERT_TRUE(test::wait_requeued(id, 60s, 30s)) << read_text(t / "out" / "slurm" / ("tiny-" + id + ".log"));
   const auto stopped = test::read_runs(t / "out");
   ASSERT_EQ(stopped.size(), 2u);
   for (const auto& [key, rec] : stopped) {

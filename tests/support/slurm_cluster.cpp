@@ -121,6 +121,11 @@ std::vector<JobFields> wait_job_ended(const std::string& id, std::chrono::second
   return ok ? last : std::vector<JobFields>{};
 }
 
+bool wait_requeued(const std::string& id, std::chrono::seconds restarted_within, std::chrono::seconds pending_within) {
+  return wait_job(id, restarted_within, [](const std::vector<JobFields>& t) { return job_field(t, "Restarts") == "1"; }) &&
+         wait_job(id, pending_within, [](const std::vector<JobFields>& t) { return job_field(t, "JobState") == "PENDING"; });
+}
+
 std::string job_id_in(const std::string& output, int nth) {
   std::istringstream lines(output);
   std::string line;

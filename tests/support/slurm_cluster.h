@@ -33,6 +33,10 @@ std::vector<JobFields> wait_job_ended(const std::string& id, std::chrono::second
 template <class Pred>
 bool wait_job(const std::string& id, std::chrono::seconds timeout, Pred pred);
 
+// Polls until job `id` has been requeued once (Restarts = 1) and then until it waits for its
+// next attempt (PENDING); false when either does not happen within its timeout.
+bool wait_requeued(const std::string& id, std::chrono::seconds restarted_within, std::chrono::seconds pending_within);
+
 // The first line of `output` made only of digits: a job id printed by sbatch --parsable
 // or `lrbench slurm --submit`; "" when none. `nth` picks a later one.
 std::string job_id_in(const std::string& output, int nth = 0);

@@ -158,6 +158,13 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
   out << text;
 }
 
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 std::string file_sha256(const std::filesystem::path& path) { return sha256_hex(read_file(path)); }
 
 }  // namespace lrb::test

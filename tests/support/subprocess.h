@@ -64,6 +64,8 @@ class TempDir {
 };
 
 void write_text(const std::filesystem::path& path, const std::string& text);
+// The file's text; "" when it cannot be read (a job's log not written yet).
+std::string read_text(const std::filesystem::path& path);
 std::string file_sha256(const std::filesystem::path& path);
 
 }  // namespace lrb::test
