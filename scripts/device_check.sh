@@ -22,6 +22,8 @@
 #  4. the quickstart sweep on the GPU (5 models x 3 seeds, ListOps-256) with the quickstart's
 #     two claims: step time, utilisation against the measured matmul peak, and the verdicts,
 #     compared with the same sweep's verdicts on this machine's CPU;
+#  4a. bf16 against fp32: the same sweep in both precisions with the claims of
+#     workloads/sweeps/claims/bf16.toml (bf16 native on the GPU; emulated on the CPU fallback);
 #  4b. lrbench's attention kernels (lrb_kernel_timing: dense, sliding window, block sparse)
 #     beside PyTorch's scaled_dot_product_attention and FlexAttention with a sliding-window
 #     block mask (scripts/pytorch_attention_timing.py), forward + backward, N = 4K to 64K:
@@ -299,6 +301,36 @@ print(f"quickstart verdicts as on the CPU\t{'yes' if same else 'NO'}\tGPU {gpu};
 PY
     fi
   fi
+fi
+
+# ---- 4a. bf16 against fp32 ---------------------------------------------------------------
+# The study workloads/sweeps/claims/bf16.toml (its claims: bf16 within half a point of fp32's
+# accuracy, bf16's step faster) on the quickstart sweep above: every model in both
+# precisions. On the CPU fallback, LibTorch's emulation (LRB_BF16_WITHOUT_HARDWARE=1, 4-19x
+# slower than fp32) on the Transformer alone, 4 steps: it checks the step, not bf16.
+if [ "$device" = cuda ]; then bf16_models=all bf16_steps=$qs_steps; else bf16_models=transformer bf16_steps=4; fi
+python3 - "$sweeps/quickstart.toml" "$src/workloads/sweeps/claims/bf16.toml" "$bf16_models" "$bf16_steps" >"$sweeps/bf16.toml" <<'PY'
+import re, sys
+sweep, study = (open(f).read() for f in sys.argv[1:3])
+keep, steps = sys.argv[3], sys.argv[4]
+def kept(block):  # a [[model]] or [[claim]] block of a model this step runs
+    m = re.search(r'^(?:name|a = \{ model) = "([a-z0-9]+)"', block, re.M)
+    return keep == "all" or (m is not None and m.group(1) == keep)
+head, *models = sweep[:sweep.index("[[claim]]")].split("[[model]]")
+head = head.replace('name = "device-quickstart"', 'name = "device-bf16"')
+head = re.sub(r"^steps = \d+", f"steps = {steps}", head, flags=re.M).replace("[train]\n", '[train]\nprecision = ["fp32", "bf16"]\n', 1)
+claims = study[study.index("[[claim]]"):].split("[[claim]]")[1:]
+print(head + "".join("[[model]]" + b for b in models if kept(b)) + "".join("[[claim]]" + b for b in claims if kept(b)))
+PY
+if step bf16 "bf16 against fp32 on $device (the bf16 study's claims)" \
+    env LRB_BF16_WITHOUT_HARDWARE="$([ "$device" = cuda ] && echo 0 || echo 1)" "$lrbench" run "$sweeps/bf16.toml" --out "$out/bf16"; then
+  "$lrbench" report "$out/bf16" --resamples 1000 --format md -o "$out/bf16/report.md" >/dev/null 2>&1
+  "$lrbench" report "$out/bf16" --resamples 1000 --format json -o "$out/bf16/report.json" >/dev/null 2>&1
+  python3 - "$out/bf16/report.json" >>"$figures" <<'PY'
+import json, sys
+for v in json.load(open(sys.argv[1])).get("claims", []):
+    print(f"bf16 claim {v['name']}\t{v['verdict']}\t{v.get('why', '')[:160]}")
+PY
 fi
 
 # ---- 4b. attention kernels against PyTorch's --------------------------------------------

@@ -21,6 +21,7 @@
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/nccl_run_group.h"
 #include "suite/run/matmul_peak.h"
+#include "suite/runtime/precision.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/gpu_binding.h"
 
@@ -93,6 +94,11 @@ int doctor() {
     const MatmulPeak peak = matmul_peak(at::Device(at::kCPU), threads, user_cache_folder());
     fmt::print("matmul peak  {:.1f} GFLOP/s, {} ({})\n", peak.flops_per_s / 1e9, peak.what, peak.source);
   }
+  if (const Bf16Support bf16 = bf16_support(at::Device(at::kCPU)); bf16.native)
+    fmt::print("bf16         native on this CPU ({}): precision = \"bf16\" runs here\n", bf16.how);
+  else
+    fmt::print("bf16         not native: {}; precision = \"bf16\" is refused on the CPU (LRB_BF16_WITHOUT_HARDWARE=1 emulates it)\n",
+               bf16.how);
   fmt::print("MPI          {}\n", mpi_library_version());
   fmt::print("HDF5         {}\n", h5::library_version());
   print_cuda();

@@ -52,7 +52,11 @@ const json* at_path(const json& spec, const std::string& path) {
   while (start <= path.size()) {
     const std::size_t dot = path.find('.', start);
     const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!j->is_object() || !j->contains(part)) return nullptr;
+    if (!j->is_object() || !j->contains(part)) {
+      // A [train] option left out of the spec at its default (train_identity) has that value.
+      if (start == 6 && dot == std::string::npos && path.compare(0, 6, "train.") == 0) return omitted_train_default(part);
+      return nullptr;
+    }
     j = &j->at(part);
     if (dot == std::string::npos) break;
     start = dot + 1;

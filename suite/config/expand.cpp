@@ -207,7 +207,7 @@ json run_identity(const TaskState& ts, const std::string& model, const json& mod
   json s = {{"version", kRunSpecVersion},
             {"task", {{"name", ts.name}, {"seq_len", ts.seq_len}, {"options", ts.options}}},
             {"model", {{"name", model}, {"options", model_options}}},
-            {"train", train},
+            {"train", train_identity(train)},
             {"seed_index", seed},
             {"base_seed", spec.sweep.base_seed},
             {"device", spec.sweep.device}};
@@ -311,6 +311,9 @@ std::map<std::string, json> setting_leaves(const json& spec) {
   leaves["task.seq_len"] = spec.at("task").at("seq_len");
   flatten(spec.at("model").at("options"), "model", leaves);
   flatten(spec.at("train"), "train", leaves);
+  // An option left out at its default (train_identity) still has a value.
+  for (const auto& o : train_schema().options)
+    if (const json* d = omitted_train_default(o.name)) leaves.emplace("train." + o.name, *d);
   return leaves;
 }
 }  // namespace
@@ -415,6 +418,8 @@ json value_at_path(const json& spec, const std::string& path) {
         }
       }
       if (j != nullptr && !j->is_object()) return *j;
+      if (root == "train" && j == nullptr)
+        if (const json* d = omitted_train_default(rest)) return *d;
     }
   }
   auto leaves = setting_leaves(spec);

@@ -15,12 +15,16 @@ struct Field {
   OptionSpec spec;
   std::function<void(Settings&, const json&)> read;
   std::function<json(const Settings&)> write;
+  bool omitted_at_default = false;  // left out of a run's spec at its default (train_identity)
 };
 
+// Options added after runs were stored: train_identity() leaves them out at their default.
+constexpr bool kOmittedAtDefault = true;
+
 template <class Settings, class T>
-Field<Settings> field(OptionSpec spec, T Settings::*member) {
+Field<Settings> field(OptionSpec spec, T Settings::*member, bool omitted_at_default = false) {
   return {std::move(spec), [member](Settings& s, const json& v) { s.*member = v.get<T>(); },
-          [member](const Settings& s) { return json(s.*member); }};
+          [member](const Settings& s) { return json(s.*member); }, omitted_at_default};
 }
 
 template <class Settings>
@@ -35,9 +39,9 @@ Settings read_fields(const std::vector<Field<Settings>>& fields, const json& res
   Settings s;
   for (const auto& f : fields) {
     const auto it = resolved.find(f.spec.name);
-    LRB_CHECK(it != resolved.end(), std::string("a resolved ") + section + " lacks an option");
+    LRB_CHECK(it != resolved.end() || f.omitted_at_default, std::string("a resolved ") + section + " lacks an option");
     try {
-      f.read(s, *it);
+      f.read(s, it != resolved.end() ? *it : f.spec.default_value);
     } catch (const json::exception&) {
       LRB_CHECK(false, std::string("a resolved ") + section + " option has the wrong type");
     }
@@ -73,6 +77,11 @@ const std::vector<Field<TS>>& train_fields() {
       field<TS>({"memory_budget", OptionType::Bytes, json(0), "fail the run if it allocates more than this beyond its data (0: no budget)",
                 {}, 0, {}},
                &TS::memory_budget),
+      field<TS>({"precision", OptionType::String, json("fp32"),
+                "fp32, or bf16: forward passes under bf16 autocast, weights, gradients and optimizer state in fp32 "
+                "(needs a CPU with AVX512-BF16 or AMX, or a GPU of compute capability 8.0 or later)",
+                {"fp32", "bf16"}},
+               &TS::precision, kOmittedAtDefault),
   };
   return fields;
 }
@@ -101,6 +110,21 @@ const OptionSchema& train_schema() {
 const OptionSchema& measure_schema() {
   static const OptionSchema schema = schema_of(measure_fields());
   return schema;
+}
+
+json train_identity(json resolved) {
+  for (const auto& f : train_fields())
+    if (f.omitted_at_default) {
+      const auto it = resolved.find(f.spec.name);
+      if (it != resolved.end() && *it == f.spec.default_value) resolved.erase(it);
+    }
+  return resolved;
+}
+
+const json* omitted_train_default(const std::string& option) {
+  for (const auto& f : train_fields())
+    if (f.omitted_at_default && f.spec.name == option) return &f.spec.default_value;
+  return nullptr;
 }
 
 TrainSettings TrainSettings::from_json(const json& resolved) { return read_fields(train_fields(), resolved, "[train]"); }

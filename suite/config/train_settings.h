@@ -26,6 +26,7 @@ struct TrainSettings {
   std::int64_t eval_every = 0;  // 0: only at the end
   std::int64_t eval_size = 0;
   std::int64_t memory_budget = 0;  // bytes beyond the data; 0: no budget
+  std::string precision;  // "fp32", or "bf16": autocast for the forward (suite/runtime/precision.h)
 
   // `resolved`: every option of train_schema() present (a run spec's "train"). A missing or
   // mistyped option is a broken invariant: expansion fills every default.
@@ -44,5 +45,12 @@ struct MeasureSettings {
 
 const OptionSchema& train_schema();
 const OptionSchema& measure_schema();
+
+// [train] options added after runs were stored (precision) are left out of a run's spec
+// while at their default, so every earlier run keeps its key (run_spec.h). The first drops
+// them from a resolved [train]; the second is such an option's default (null for any other
+// name), for readers of a spec that find it missing.
+json train_identity(json resolved);
+const json* omitted_train_default(const std::string& option);
 
 }  // namespace lrb

@@ -39,7 +39,7 @@ void RunExecution::step_in_group(const std::vector<std::int64_t>& idx, StepResul
     const at::Tensor y = data_->train.y.index_select(0, index).to(device_);
     r.phases.data = clock.lap();
     const at::Tensor loss =
-        loss_of(model_->forward(x), y, run_.task_info.multilabel) * (static_cast<double>(end - begin) / static_cast<double>(total));
+        loss_of(forward_in_precision(x), y, run_.task_info.multilabel) * (static_cast<double>(end - begin) / static_cast<double>(total));
     share = loss.item<double>();
     r.phases.forward = clock.lap();
     if (std::isfinite(share)) loss.backward();

@@ -89,6 +89,7 @@ class RunExecution {
   // On a GPU the clock is read only once the device has finished what came before (and,
   // at the end, the step itself): kernels launch asynchronously.
   StepResult train_step(const std::vector<std::int64_t>& idx, double lr);
+  at::Tensor forward_in_precision(const at::Tensor& x);
   // One value per step in each phase's curve (step_data_seconds, ...), beside step_seconds.
   void record_phases(const StepPhases& p);
 

@@ -32,6 +32,7 @@
 #include "suite/run/step_phases.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/device_memory.h"
+#include "suite/runtime/precision.h"
 #include "suite/store/results_folder.h"
 #include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
@@ -53,7 +54,9 @@ double learning_rate_at(const TrainSettings& train, std::int64_t step) {
   return lr;
 }
 
-at::Tensor RunExecution::loss_of(const at::Tensor& logits, const at::Tensor& y, bool multilabel) {
+at::Tensor RunExecution::loss_of(const at::Tensor& model_logits, const at::Tensor& y, bool multilabel) {
+  // The loss in fp32 whatever the forward's precision (bf16 logits under autocast).
+  const at::Tensor logits = model_logits.scalar_type() == at::kFloat ? model_logits : model_logits.to(at::kFloat);
   if (multilabel) return at::binary_cross_entropy_with_logits(logits, y.to(logits.scalar_type()));
   return at::cross_entropy_loss(logits, y);
 }
@@ -166,6 +169,10 @@ void RunExecution::prepare() {
   if (budget > 0) CpuMemoryCounter::set_limit(budget);
   set_device_memory_limit(device_, budget);
   record_.provenance["memory_source"] = run_memory_source(device_);
+  // bf16 where the hardware lacks it fails the run with the reason (the job refuses it
+  // at its start too, where the whole job shares this machine's answer).
+  if (const std::string refused = precision_refusal(run_.train.precision, device_); !refused.empty()) throw UserError(refused);
+  record_.provenance["precision"] = precision_provenance(run_.train.precision, device_);
   CpuMemoryCounter::clear_budget_hit();
   flops_ = model->flops ? model->flops(run_.model_options(), run_.task_info) : std::nan("");
   model_entry_ = model;
@@ -184,7 +191,7 @@ void RunExecution::evaluate(bool stoppable) {
   for (std::int64_t start = 0; start < n; start += batch) {
     if (stoppable && stop_requested()) throw StopRequested{};
     const std::int64_t len = std::min(batch, n - start);
-    logits.push_back(model_->forward(eval.x.narrow(0, start, len).to(device_)).to(at::kCPU));
+    logits.push_back(forward_in_precision(eval.x.narrow(0, start, len).to(device_)).to(at::kCPU, at::kFloat));
   }
   const at::Tensor all = at::cat(logits);
   const auto& info = run_.task_info;
@@ -205,7 +212,10 @@ void RunExecution::evaluate_variants_of_run() {
                               if (stop_requested()) throw StopRequested{};
                             }};
   RunRecord out;
-  evaluate_variants(*model_, in, out);
+  {
+    const AutocastScope autocast(run_.train.precision, device_);
+    evaluate_variants(*model_, in, out);
+  }
   for (const auto& [name, value] : out.metrics) record_.metrics[name] = value;
   for (auto& [name, values] : out.curves) state_.curves[name] = std::move(values);  // finish_record copies them
   record_.records["variants"] = out.records.at("variants");

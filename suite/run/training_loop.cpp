@@ -13,6 +13,7 @@
 #include "suite/run/gradient_exchange.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/device_memory.h"
+#include "suite/runtime/precision.h"
 
 namespace lrb {
 
@@ -114,7 +115,7 @@ RunExecution::StepResult RunExecution::train_step(const std::vector<std::int64_t
     const at::Tensor x = data_->train.x.index_select(0, index).to(device_);
     const at::Tensor y = data_->train.y.index_select(0, index).to(device_);
     r.phases.data = clock.lap();
-    const at::Tensor loss = loss_of(model_->forward(x), y, run_.task_info.multilabel);
+    const at::Tensor loss = loss_of(forward_in_precision(x), y, run_.task_info.multilabel);
     r.loss = loss.item<double>();
     r.phases.forward = clock.lap();
     if (std::isfinite(r.loss)) {
@@ -134,6 +135,13 @@ RunExecution::StepResult RunExecution::train_step(const std::vector<std::int64_t
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.phases.other = r.seconds - r.phases.timed();
   return r;
+}
+
+// The model's forward under the run's precision ([train] precision); backward then runs
+// outside the autocast scope, in the types the forward recorded.
+at::Tensor RunExecution::forward_in_precision(const at::Tensor& x) {
+  const AutocastScope autocast(run_.train.precision, device_);
+  return model_->forward(x);
 }
 
 // One value per step in each phase's curve (step_data_seconds, ...), beside step_seconds.

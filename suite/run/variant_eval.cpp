@@ -110,7 +110,7 @@ EvalPass evaluation_pass(const Variants& variants, const VariantEvalInput& in, b
     }
     for (std::size_t v = 0; v < variants.size(); ++v) {
       variants.use(v);
-      pass.logits[v].push_back(variants.model.forward(x).to(at::kCPU));
+      pass.logits[v].push_back(variants.model.forward(x).to(at::kCPU, at::kFloat));
       if (probes) probe_against(ref, variants.model, pass.probed[v]);
     }
   }

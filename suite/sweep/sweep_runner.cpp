@@ -21,6 +21,7 @@
 #include "suite/run/data_cache.h"
 #include "suite/run/runner.h"
 #include "suite/runtime/counting_allocator.h"
+#include "suite/runtime/precision.h"
 #include "suite/store/results_folder.h"
 #include "suite/store/study_log.h"
 #include "suite/sweep/gpu_setup.h"
@@ -60,6 +61,18 @@ int exit_code_of(const std::function<void()>& phase, const std::string& where = 
   }
 }
 
+// bf16 on a CPU without it, refused before any run with the line that asks for it (each run
+// checks again on its own device: a GPU's answer is known only once a rank has bound one).
+std::string bf16_refused_here(const SweepSpec& spec) {
+  if (spec.sweep.device != "cpu") return "";
+  for (const auto& axis : spec.train)
+    if (axis.name == "precision")
+      for (const auto& v : axis.values)
+        if (v == "bf16")
+          if (const std::string why = precision_refusal("bf16", at::Device(at::kCPU)); !why.empty()) return axis.where.str() + ": " + why;
+  return "";
+}
+
 // Every rank validates and expands the same file the same way; a bad file stops every rank
 // with the same message (printed once) before any work.
 Job read_sweep(const MpiSession& mpi, JobSteps& steps, const SweepRunOptions& options) {
@@ -81,6 +94,7 @@ Job read_sweep(const MpiSession& mpi, JobSteps& steps, const SweepRunOptions& op
       problem = fmt::format("{}: ranks_per_run = {} does not divide the job's {} rank(s): start a multiple of {} ranks (mpirun -np, "
                             "srun --ntasks), or change ranks_per_run",
                             spec.sweep.ranks_per_run_at.str(), spec.sweep.ranks_per_run, mpi.size(), spec.sweep.ranks_per_run);
+    if (problem.empty()) problem = bf16_refused_here(spec);
   } catch (const UserError& e) {
     problem = e.what();
   }

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "suite/core/exit_codes.h"
+#include "suite/runtime/precision.h"
 #include "suite/store/run_file.h"
 #include "tests/support/damage.h"
 #include "tests/support/results.h"
@@ -115,6 +116,51 @@ TEST(SlowSweep, BadConfigExitsTwoAndRunsNothing) {
   EXPECT_NE(r.output.find("sweep.toml:9:1: unknown key 'batchsize' in [train]; did you mean 'batch_size'?"), std::string::npos)
       << r.output;
   EXPECT_FALSE(std::filesystem::exists(t / "out"));
+}
+
+TEST(SlowSweep, Bf16IsRefusedWithoutTheHardwareAndRunsEmulatedWhenAskedSayingSo) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(10, "", "precision = [\"fp32\", \"bf16\"]\n"));
+  const Bf16Support cpu = bf16_support(at::Device(at::kCPU));
+  if (!cpu.native) {
+    const auto refused = test::run(run_cmd(t));
+    EXPECT_EQ(refused.code, kExitUsage) << refused.output;
+    EXPECT_NE(refused.output.find("sweep.toml:12:1: precision = \"bf16\" needs bf16 arithmetic in hardware, and this CPU has "
+                                  "neither AVX512-BF16 nor AMX-BF16"),
+              std::string::npos)
+        << refused.output;
+    EXPECT_NE(refused.output.find("LRB_BF16_WITHOUT_HARDWARE=1"), std::string::npos) << refused.output;
+    EXPECT_FALSE(std::filesystem::exists(t / "out"));
+  }
+  const auto ran = test::run(run_cmd(t), 600s, {"LRB_BF16_WITHOUT_HARDWARE=1"});
+  ASSERT_EQ(ran.code, kExitDone) << ran.output;
+  const auto runs = test::read_runs(t / "out");
+  ASSERT_EQ(runs.size(), 8u);
+  std::map<std::string, std::vector<double>> loss_by_twin[2];  // [bf16?][model and seed]
+  for (const auto& [key, r] : runs) {
+    ASSERT_EQ(r.status, RunStatus::Ok) << r.error;
+    const bool bf16 = r.spec.at("train").contains("precision");
+    const auto& p = r.provenance.at("precision");
+    EXPECT_EQ(p.at("precision"), bf16 ? "bf16" : "fp32");
+    if (bf16) {
+      EXPECT_EQ(p.at("native"), cpu.native);
+      EXPECT_EQ(p.at("autocast_dtype"), "bfloat16");
+      if (!cpu.native) {
+        EXPECT_NE(p.at("how").get<std::string>().find("emulated"), std::string::npos) << p.dump();
+      }
+    }
+    EXPECT_TRUE(std::isfinite(r.metrics.at("eval_accuracy")));
+    const std::string twin = r.spec.at("model").dump() + "/" + r.spec.at("seed_index").dump();
+    loss_by_twin[bf16][twin] = r.curves.at("train_loss");
+  }
+  // The same model and seed in bf16 computes other numbers than in fp32, close to them.
+  ASSERT_EQ(loss_by_twin[0].size(), 4u);
+  for (const auto& [twin, fp32] : loss_by_twin[0]) {
+    const auto& bf16 = loss_by_twin[1].at(twin);
+    ASSERT_EQ(bf16.size(), fp32.size());
+    EXPECT_NE(bf16, fp32) << twin;
+    EXPECT_NEAR(bf16.front(), fp32.front(), 0.05 * std::abs(fp32.front())) << twin;
+  }
 }
 
 // The tiny sweep (10 steps) run to its end into t/out: its runs, by key.

@@ -168,6 +168,35 @@ TEST(ClaimsConfig, ExpansionRecordsWhatEachSideExpects) {
   EXPECT_EQ(scaling.claimed_text(false), "slope in [0.8, 1.2]");
 }
 
+TEST(ClaimsConfig, APrecisionSelectorFindsFp32RunsThatLeaveItOut) {
+  // fp32 runs' specs have no train.precision (their keys predate it): a side that names
+  // precision = "fp32" still selects them, and only them.
+  std::string text = kStudy;
+  const auto replace = [&text](const std::string& from, const std::string& to) {
+    ASSERT_NE(text.find(from), std::string::npos) << from;
+    text.replace(text.find(from), from.size(), to);
+  };
+  replace("batch_size = 4", "batch_size = 4\nprecision = [\"fp32\", \"bf16\"]");
+  replace("a = { model = \"transformer\", attention = \"softmax\" }",
+          "a = { model = \"transformer\", attention = \"softmax\", precision = \"bf16\" }");
+  replace("b = { model = \"transformer\", attention = \"linear\" }",
+          "b = { model = \"transformer\", attention = \"softmax\", precision = \"fp32\" }");
+  replace("slope = [0.8, 1.2]\na = { model = \"transformer\", attention = \"linear\" }",
+          "slope = [0.8, 1.2]\na = { model = \"transformer\", attention = \"linear\", precision = \"fp32\" }");
+  const ExpandedSweep ex = expand_sweep(parse_sweep(text, "study.toml"));
+  const ClaimSpec& c = ex.claims[0];
+  EXPECT_EQ(c.a.expected_runs, 2u);
+  EXPECT_EQ(c.b.expected_runs, 2u);
+  for (const auto& r : ex.runs) {
+    const bool softmax64 = r.spec.at("model").at("options").at("attention") == "softmax" && r.seq_len() == 64;
+    EXPECT_EQ(c.a.matches(r.spec), softmax64 && r.train.precision == "bf16");
+    EXPECT_EQ(c.b.matches(r.spec), softmax64 && r.train.precision == "fp32");
+    if (r.train.precision == "fp32") {
+      EXPECT_FALSE(r.spec.at("train").contains("precision"));
+    }
+  }
+}
+
 TEST(ClaimsConfig, ClaimsOfAnotherBaseSeedDoNotSelectThisSweepsRuns) {
   const ExpandedSweep ex = expand_sweep(parse_sweep(kStudy, "study.toml"));
   std::string other = kStudy;

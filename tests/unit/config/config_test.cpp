@@ -1,7 +1,10 @@
 // Sweep files: every mistake is an error with file:line:column and a hint, and nothing runs.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "suite/config/expand.h"
+#include "suite/config/setting_values.h"
 #include "suite/config/sweep_spec.h"
 #include "suite/registry/registry.h"
 
@@ -95,7 +98,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"unknown exchange", with("base_seed = 7", "base_seed = 7\nexchange = \"nccll\""), "bad.toml:6:12",
                 "has no value \"nccll\"; did you mean 'nccl'"},
         BadCase{"nccl exchange on the cpu", with("base_seed = 7", "base_seed = 7\nexchange = \"nccl\""), "bad.toml:6:12",
-                "exchange = \"nccl\" sums gradients on CUDA devices, and this sweep runs on device = \"cpu\""}),
+                "exchange = \"nccl\" sums gradients on CUDA devices, and this sweep runs on device = \"cpu\""},
+        BadCase{"unknown precision", with("steps = 5", "steps = 5\nprecision = \"fp16\""), "bad.toml:9:13",
+                "has no value \"fp16\""}),
     [](const ::testing::TestParamInfo<BadCase>& i) {
       std::string n = i.param.name;
       for (auto& ch : n)
@@ -194,6 +199,33 @@ TEST(ConfigGood, RanksPerRunIsPartOfTheRunOnlyAboveOne) {
   EXPECT_EQ(plain.runs[0].ranks_per_run(), 1);
 }
 
+TEST(ConfigGood, PrecisionIsPartOfTheRunOnlyAwayFromFp32) {
+  // bf16 computes other numbers: another run. At fp32 (the default) the spec leaves the
+  // option out, so every run stored before it existed keeps its key; readers see "fp32".
+  const auto plain = expand_sweep(parse_sweep(kGood, "g.toml"));
+  const auto fp32 = expand_sweep(parse_sweep(with("steps = 5", "steps = 5\nprecision = \"fp32\""), "g.toml"));
+  const auto both = expand_sweep(parse_sweep(with("steps = 5", "steps = 5\nprecision = [\"fp32\", \"bf16\"]"), "g.toml"));
+  EXPECT_EQ(fp32.runs[0].key, plain.runs[0].key);
+  EXPECT_FALSE(plain.runs[0].spec.at("train").contains("precision"));
+  EXPECT_EQ(plain.runs[0].train.precision, "fp32");
+  EXPECT_EQ(value_at_path(plain.runs[0].spec, "train.precision"), "fp32");
+  EXPECT_EQ(setting_values(plain.runs[0].spec).at("train.precision"), "fp32");
+  ASSERT_EQ(both.runs.size(), 2 * plain.runs.size());
+  std::size_t bf16 = 0;
+  for (const auto& r : both.runs) {
+    if (r.train.precision != "bf16") continue;
+    ++bf16;
+    EXPECT_EQ(r.spec.at("train").at("precision"), "bf16");
+    for (const auto& p : plain.runs) EXPECT_NE(r.key, p.key);
+  }
+  EXPECT_EQ(bf16, plain.runs.size());
+  // The report tells the two apart by the setting.
+  std::vector<json> specs;
+  for (const auto& r : both.runs) specs.push_back(r.spec);
+  const auto varying = varying_paths(specs);
+  EXPECT_NE(std::find(varying.begin(), varying.end(), "train.precision"), varying.end());
+}
+
 TEST(ConfigGood, SeedListAndBaseSeedChangeKeys) {
   std::string list = kGood;
   list.replace(list.find("seeds = 2"), 9, "seeds = [3, 5]");
@@ -215,6 +247,23 @@ TEST(ConfigGood, VaryingPathsDescribeTheSetting) {
   EXPECT_EQ(v[0], "task.seq_len");
   EXPECT_NE(std::find(v.begin(), v.end(), "model.attention"), v.end());
   EXPECT_EQ(describe_run(ex.runs[2], v), "listops/64 transformer attention=linear seed 0");
+}
+
+// The sweep files that ship with the suite (workloads/sweeps/, claims/ and bench/) are read,
+// checked and expanded as `lrbench validate` does: a renamed option or model breaks here.
+TEST(ShippedSweeps, EveryFileParsesAndExpands) {
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::filesystem::path(LRB_SOURCE_DIR) / "workloads" / "sweeps")) {
+    if (e.path().extension() != ".toml") continue;
+    ++files;
+    try {
+      const ExpandedSweep ex = expand_sweep(load_sweep_file(e.path()));
+      EXPECT_FALSE(ex.runs.empty()) << e.path();
+    } catch (const std::exception& err) {
+      ADD_FAILURE() << e.path() << ": " << err.what();
+    }
+  }
+  EXPECT_GE(files, 10u);
 }
 
 }  // namespace

@@ -44,7 +44,9 @@ memory_budget = "1KiB")");
     EXPECT_DOUBLE_EQ(run.train.lr, 0.25);
     EXPECT_EQ(run.train.memory_budget, 1024);
     EXPECT_EQ(run.train.schedule, "cosine");  // a default
-    EXPECT_EQ(run.train.to_json(), run.spec.at("train"));
+    // The spec holds every option but those left out at their default (precision = "fp32").
+    EXPECT_EQ(train_identity(run.train.to_json()), run.spec.at("train"));
+    EXPECT_EQ(run.train.precision, "fp32");
     EXPECT_FALSE(run.measure.has_value());
   }
   EXPECT_EQ(ex.runs[0].train.batch_size + ex.runs[1].train.batch_size, 8);

@@ -9,6 +9,7 @@
 
 #include "suite/registry/registry.h"
 #include "suite/contracts/model.h"
+#include "suite/runtime/precision.h"
 
 namespace lrb {
 namespace {
@@ -120,6 +121,53 @@ TEST_P(ModelZoo, ShapesBackwardOverfitAndDeterminism) {
   const double acc = logits.argmax(1).eq(y).to(at::kDouble).mean().item<double>();
   EXPECT_GE(acc, 0.9) << c.model << " on " << modality_name(c.modality) << " did not overfit 32 samples";
   EXPECT_TRUE(at::equal(train(3), train(3))) << "not deterministic";
+}
+
+// [train] precision = "bf16": the forward under bf16 autocast (emulated by LibTorch where the
+// CPU lacks bf16 instructions: the same rounding, slower), backward and the update in fp32.
+// On every input kind a model takes, its products run in bf16 (its logits are bf16) and every
+// gradient reaches its fp32 parameter, finite; on its first input kind (emulation is slow)
+// it must still memorise 32 samples.
+TEST_P(ModelZoo, TrainsUnderBf16AutocastWithFp32WeightsAndGradients) {
+  const Case& c = GetParam();
+  const ModelEntry& e = *ModelRegistry::instance().find(c.model);
+  const TaskInfo t = task_for(c.modality);
+  const json o = resolved(e, t);
+  const at::Device cpu(at::kCPU);
+  torch::manual_seed(1);
+  const at::Tensor x = inputs_for(t, 32);
+  const at::Tensor y = at::randint(0, t.num_classes, {32}, at::kLong);
+  torch::manual_seed(7);
+  auto model = e.make(o, t);
+  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(2e-3).weight_decay(0));
+  model->train();
+  const int steps = c.modality == e.modalities.front() ? 150 : 1;
+  for (int i = 0; i < steps; ++i) {
+    opt.zero_grad();
+    at::Tensor logits;
+    {
+      const AutocastScope autocast("bf16", cpu);
+      logits = model->forward(x);
+    }
+    if (i == 0) {
+      ASSERT_EQ(logits.scalar_type(), at::kBFloat16) << c.model << ": the forward did not run in bf16";
+    }
+    at::cross_entropy_loss(logits.to(at::kFloat), y).backward();
+    if (i == 0)
+      for (const auto& p : model->named_parameters()) {
+        EXPECT_EQ(p.value().scalar_type(), at::kFloat) << p.key();
+        ASSERT_TRUE(p.value().grad().defined()) << c.model << ": no gradient for " << p.key();
+        EXPECT_EQ(p.value().grad().scalar_type(), at::kFloat) << p.key();
+        EXPECT_TRUE(p.value().grad().isfinite().all().item<bool>()) << c.model << ": gradient of " << p.key() << " not finite";
+      }
+    opt.step();
+  }
+  if (steps == 1) return;
+  model->eval();
+  at::NoGradGuard ng;
+  const AutocastScope autocast("bf16", cpu);
+  const double acc = model->forward(x).argmax(1).eq(y).to(at::kDouble).mean().item<double>();
+  EXPECT_GE(acc, 0.9) << c.model << " on " << modality_name(c.modality) << " did not overfit 32 samples under bf16";
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, ModelZoo, ::testing::ValuesIn(all_cases()), [](const auto& info) {

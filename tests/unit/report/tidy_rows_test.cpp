@@ -111,8 +111,10 @@ TEST(TidyRows, OneRowPerRunAndFigureWithEverySettingAsItsOwnColumn) {
   ASSERT_EQ(csv.rows.size(), 4u);
   const std::vector<std::string> expected = {
       "run_key", "sweep", "status", "error", "task", "model", "seed", "base_seed", "device", "ranks_per_run",
-      // task (seq_len first), model, train: the union over both models' options
-      "task.seq_len", "task.train_size", "model.dim", "model.feature_map", "train.batch_size", "train.lr", "train.steps",
+      // task (seq_len first), model, train: the union over both models' options; precision
+      // though the specs leave it out at fp32 (train_identity)
+      "task.seq_len", "task.train_size", "model.dim", "model.feature_map", "train.batch_size", "train.lr", "train.precision",
+      "train.steps",
       "figure", "value", "unit", "direction", "git_revision", "git_dirty", "device_name", "gpu_name", "threads", "world_size"};
   EXPECT_EQ(csv.header, expected);
   const auto& acc = row_of(csv, "transformer", "eval_accuracy");
@@ -121,6 +123,7 @@ TEST(TidyRows, OneRowPerRunAndFigureWithEverySettingAsItsOwnColumn) {
   EXPECT_EQ(acc.at("model.feature_map"), "");  // not one of the transformer's settings
   EXPECT_EQ(acc.at("task.seq_len"), "64");
   EXPECT_EQ(acc.at("train.lr"), "0.001");
+  EXPECT_EQ(acc.at("train.precision"), "fp32");
   EXPECT_EQ(acc.at("seed"), "0");
   EXPECT_EQ(acc.at("status"), "ok");
   EXPECT_EQ(acc.at("ranks_per_run"), "1");
