@@ -45,7 +45,7 @@ set(LRB_LAYER_THIRD_PARTY
   "suite/registry="
   "suite/config=toml json fmt"
   "suite/store=fmt json"
-  "suite/nn=torch"
+  "suite/nn=torch dl"
   "suite/report=fmt json"
   "suite/run=torch fmt json"
   "suite/sweep=torch fmt json"

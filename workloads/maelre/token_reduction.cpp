@@ -37,6 +37,32 @@ double reduction_flops(const std::string& op, const std::vector<std::int64_t>& g
   return 2 * n_out * static_cast<double>(nu) * din * dout;  // linear-projection
 }
 
+namespace {
+
+// The last reductions see a 4 x 4 or 2 x 2 grid, where LibTorch's CPU convolution (oneDNN in
+// 1.13) is slow: at 2 x 2 -> 1 x 1, 256 -> 512 channels it took 6x as long as the
+// same product written out, forward + backward 132 ms against 22 ms at batch 32
+// (build/tests/lrb_bench --benchmark_filter=maelre/reduction; docs/benchmarks.md). Up
+// to this many output positions the convolution is computed as that product, with the
+// same weights (so checkpoints and FLOPs are unchanged); larger grids keep the convolution,
+// which is faster there.
+constexpr std::int64_t kProductMaxOutputs = 4;
+
+}  // namespace
+
+// The strided convolution as one product: each output position's (2s+1)^2 input taps
+// (zero beyond the grid) times the kernel, flattened. [B, D, H, W] -> [B, H'W', D'].
+at::Tensor strided_conv_as_product(const torch::nn::Conv2d& conv, const at::Tensor& x, std::int64_t s) {
+  const at::Tensor& w = conv->weight;
+  const std::int64_t k = w.size(-1);
+  const at::Tensor taps = at::im2col(x, {k, k}, {1, 1}, {s, s}, {s, s});  // [B, D * k * k, H'W']
+  const std::int64_t B = taps.size(0), positions = taps.size(2);
+  // One row per (sample, position), made contiguous here: at::linear on the transposed
+  // view took 10x as long in its backward (LibTorch 1.13).
+  const at::Tensor rows = taps.transpose(1, 2).reshape({B * positions, taps.size(1)});
+  return at::addmm(conv->bias, rows, w.view({w.size(0), -1}).t()).view({B, positions, w.size(0)});
+}
+
 TokenReductionImpl::TokenReductionImpl(std::string op, std::int64_t nu, std::int64_t dim_in, std::int64_t dim_out,
                                        std::size_t grid_rank)
     : op_(std::move(op)), nu_(nu), stride_(reduction_stride(nu, grid_rank)), dim_in_(dim_in), dim_out_(dim_out),
@@ -94,7 +120,8 @@ ReducedTokens TokenReductionImpl::forward(const at::Tensor& tokens, const at::Te
     const std::int64_t h = grid[0], w = grid[1], ho = out.grid[0], wo = out.grid[1];
     at::Tensor xg = x.transpose(1, 2).reshape({B, dim_in_, h, w});
     if (op_ == "conv") {
-      out.tokens = conv2d_->forward(xg).flatten(2).transpose(1, 2);
+      out.tokens = ho * wo <= kProductMaxOutputs ? strided_conv_as_product(conv2d_, xg, s)
+                                                 : conv2d_->forward(xg).flatten(2).transpose(1, 2);
     } else {
       xg = at::constant_pad_nd(xg, {0, wo * s - w, 0, ho * s - h});
       at::Tensor patches = xg.view({B, dim_in_, ho, s, wo, s}).permute({0, 2, 4, 3, 5, 1});  // [B, H', W', s, s, D]

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "suite/core/errors.h"
+#include "suite/nn/batched_matmul.h"
 
 namespace lrb {
 namespace {
@@ -43,7 +44,7 @@ class DenseLayout final : public KeyLayout {
 // Scores of blocks [j0, j0+n): qs [B, H, nb, bq, d] already scaled.
 at::Tensor group_scores(const KeyLayout& layout, const at::Tensor& qs, const at::Tensor& kg, std::int64_t j0,
                         std::int64_t n) {
-  at::Tensor s = at::matmul(qs.narrow(2, j0, n), kg.transpose(-2, -1));
+  at::Tensor s = batched_matmul(qs.narrow(2, j0, n), kg.transpose(-2, -1));
   const at::Tensor bias = layout.bias(j0, n);
   if (bias.defined()) s.add_(bias);
   const at::Tensor drop = layout.drop_mask(j0, n);
@@ -76,7 +77,7 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
       at::Tensor l = p.sum(-1, /*keepdim=*/true);
       const at::Tensor dead = l.eq(0);
       p.div_(l.masked_fill(dead, 1));
-      out5.narrow(2, j0, n).copy_(at::matmul(p, layout->gather(v, j0, n)));
+      out5.narrow(2, j0, n).copy_(batched_matmul(p, layout->gather(v, j0, n)));
       // +inf makes the backward's exp(s - lse) vanish on dead rows.
       lse5.narrow(2, j0, n).copy_(m.add_(l.log_()).masked_fill_(dead, kInf));
     }
@@ -111,11 +112,11 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
       at::Tensor p = group_scores(*layout, qs, kg, j0, n);
       p.sub_(lse5.narrow(2, j0, n)).exp_();
       const at::Tensor dog = dout.narrow(2, j0, n);
-      layout->scatter_add(dvs, at::matmul(p.transpose(-2, -1), dog), j0, n);
-      at::Tensor ds = at::matmul(dog, vg.transpose(-2, -1));
+      layout->scatter_add(dvs, batched_matmul(p.transpose(-2, -1), dog), j0, n);
+      at::Tensor ds = batched_matmul(dog, vg.transpose(-2, -1));
       ds.sub_(delta.narrow(2, j0, n)).mul_(p);
-      dq5.narrow(2, j0, n).copy_(at::matmul(ds, kg).mul_(scale));
-      layout->scatter_add(dk, at::matmul(ds.transpose(-2, -1), qs.narrow(2, j0, n)), j0, n);
+      dq5.narrow(2, j0, n).copy_(batched_matmul(ds, kg).mul_(scale));
+      layout->scatter_add(dk, batched_matmul(ds.transpose(-2, -1), qs.narrow(2, j0, n)), j0, n);
     }
     return {dq, dk, dvs, at::Tensor(), at::Tensor(), at::Tensor()};
   }

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+namespace lrb {
+
+// a @ b over the last two dimensions, the leading (batch) dimensions broadcast as at::matmul
+// broadcasts them; a and b have the same number of dimensions (>= 3). Same values and
+// gradients as at::matmul, which it falls back to outside its fast path.
+//
+// Why it exists: LibTorch 1.13's CPU bmm, built without MKL (Debian's), loops over the batch
+// through the dispatcher (select, select, addmm per matrix: microseconds each), which costs
+// more than the product itself for the attention kernels' many small matrices (a head of 8
+// or a block of 14 rows). The fast path calls the process's BLAS (sgemm_/dgemm_, the same
+// library LibTorch's own products use) once per matrix on the operands' own strides:
+// transposed and broadcast operands are never copied. It applies to CPU float32/float64
+// tensors outside autocast, when the process has a BLAS with those symbols; elsewhere (GPU,
+// bf16, a LibTorch with its BLAS linked in privately) it is at::matmul.
+at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b);
+
+// Whether this process has the BLAS the fast path calls (tests assert it where Debian's
+// LibTorch is used; `lrbench doctor` could say so).
+bool batched_matmul_has_blas();
+
+}  // namespace lrb

@@ -1,0 +1,77 @@
+// The quickstart models' small products, each beside what it replaced, in the same run
+// (one thread, as a quickstart rank runs):
+//   products/batched_matmul vs products/at_matmul — lrb::batched_matmul (one BLAS call per
+//       matrix) against at::matmul (LibTorch 1.13's CPU bmm: select + addmm per matrix
+//       through the dispatcher), on the attention kernels' shapes: a full softmax's scores
+//       and outputs (B*H = 128, N = 197, head 8) and a sparse kernel's query blocks (14
+//       rows against 56 or 98 gathered keys, 1792 blocks). Only the blocked engine uses it:
+//       in the Transformer's step the full softmax gained nothing measurable from it and
+//       kept 2.3 MiB more (its saved operands are views into the packed q, k, v projection),
+//       so softmax.cpp keeps at::matmul (docs/benchmarks.md).
+//   maelre/reduction_conv vs maelre/reduction_product — MAELRE's strided convolution
+//       (kernel 5, stride 2) forward + backward as a convolution and as the product
+//       token_reduction.cpp uses on grids of up to 4 outputs, at each of the quickstart
+//       MAELRE's four reductions (width 32 -> 512, grid 14 -> 1).
+//
+//   ./build/tests/lrb_bench --benchmark_filter='products|maelre'
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <benchmark/benchmark.h>
+#include <torch/nn/modules/conv.h>
+
+#include "suite/nn/batched_matmul.h"
+#include "workloads/maelre/token_reduction.h"
+
+namespace lrb {
+namespace {
+
+struct ProductShape {
+  std::int64_t batch, m, k, n;
+};
+constexpr ProductShape kProducts[] = {{128, 197, 8, 197}, {128, 197, 197, 8}, {1792, 14, 8, 56},
+                                      {1792, 14, 56, 8},  {1792, 14, 8, 98},  {1792, 14, 98, 8}};
+
+template <bool Ours>
+void Product(benchmark::State& state) {
+  at::set_num_threads(1);
+  const ProductShape s = kProducts[state.range(0)];
+  at::manual_seed(0);
+  const at::Tensor a = at::randn({s.batch, s.m, s.k}), b = at::randn({s.batch, s.k, s.n});
+  for (auto _ : state) {
+    const at::Tensor c = Ours ? batched_matmul(a, b) : at::matmul(a, b);
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+  state.SetLabel(std::to_string(s.batch) + " x (" + std::to_string(s.m) + "x" + std::to_string(s.k) + " . " +
+                 std::to_string(s.k) + "x" + std::to_string(s.n) + ")");
+  state.counters["flops_per_s"] = benchmark::Counter(2.0 * s.batch * s.m * s.k * s.n,
+                                                     benchmark::Counter::kIsIterationInvariantRate);
+}
+
+struct ReductionShape {
+  std::int64_t in, out, grid;
+};
+constexpr ReductionShape kReductions[] = {{32, 64, 14}, {64, 128, 7}, {128, 256, 4}, {256, 512, 2}};
+
+template <bool AsProduct>
+void Reduction(benchmark::State& state) {
+  at::set_num_threads(1);
+  const ReductionShape s = kReductions[state.range(0)];
+  at::manual_seed(0);
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(s.in, s.out, 5).stride(2).padding(2));
+  const at::Tensor x = at::randn({32, s.in, s.grid, s.grid}).requires_grad_(true);
+  for (auto _ : state) {
+    const at::Tensor y = AsProduct ? strided_conv_as_product(conv, x, 2) : conv->forward(x).flatten(2).transpose(1, 2);
+    y.sum().backward();
+    benchmark::DoNotOptimize(x.grad().data_ptr());
+  }
+  state.SetLabel(std::to_string(s.in) + "->" + std::to_string(s.out) + " at " + std::to_string(s.grid) + "x" +
+                 std::to_string(s.grid));
+}
+
+BENCHMARK(Product<true>)->Name("products/batched_matmul")->DenseRange(0, 5)->Unit(benchmark::kMillisecond);
+BENCHMARK(Product<false>)->Name("products/at_matmul")->DenseRange(0, 5)->Unit(benchmark::kMillisecond);
+BENCHMARK(Reduction<true>)->Name("maelre/reduction_product")->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
+BENCHMARK(Reduction<false>)->Name("maelre/reduction_conv")->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace lrb

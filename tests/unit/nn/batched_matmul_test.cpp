@@ -1,0 +1,130 @@
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "suite/nn/batched_matmul.h"
+#include "suite/runtime/torch_compat_autocast.h"
+
+namespace lrb {
+namespace {
+
+double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+// One pair of operands as a kernel hands them over: made by `make` from float64 leaves.
+struct Case {
+  std::string name;
+  std::vector<std::int64_t> a_shape, b_shape;
+  std::function<at::Tensor(const at::Tensor&)> view_a, view_b;  // contiguous leaf -> the operand
+};
+
+at::Tensor same(const at::Tensor& t) { return t; }
+at::Tensor transposed(const at::Tensor& t) { return t.transpose(-2, -1); }
+
+std::vector<Case> cases() {
+  return {
+      {"contiguous", {2, 3, 5, 4}, {2, 3, 4, 6}, same, same},
+      {"a transposed", {2, 3, 4, 5}, {2, 3, 4, 6}, transposed, same},
+      {"b transposed (q k^T)", {2, 3, 5, 4}, {2, 3, 6, 4}, same, transposed},
+      {"both transposed", {2, 4, 5}, {6, 4}, transposed, transposed},
+      // a row slice of a wider matrix: leading dimension larger than the row
+      {"narrowed columns", {3, 5, 9}, {3, 4, 2}, [](const at::Tensor& t) { return t.narrow(-1, 2, 4); }, same},
+      // heads taken from a packed [B, N, H, d] projection, as the encoder layer does
+      {"permuted heads", {2, 7, 3, 4}, {2, 3, 4, 7},
+       [](const at::Tensor& t) { return t.permute({0, 2, 1, 3}); }, same},
+      {"b broadcast over blocks", {2, 3, 4, 5}, {2, 1, 5, 6}, same, same},
+      {"a broadcast over batch", {1, 3, 4, 5}, {2, 3, 5, 6}, same, same},
+      {"both broadcast", {2, 1, 4, 5}, {1, 3, 5, 6}, same, same},
+      {"stride-0 matrix (copied first)", {2, 1, 5}, {2, 5, 3},
+       [](const at::Tensor& t) { return t.expand({2, 4, 5}); }, same},
+      {"vectors (m = n = 1)", {3, 1, 5}, {3, 5, 1}, same, same},
+      {"one-row operand, odd strides", {3, 8, 5}, {3, 5, 2},
+       [](const at::Tensor& t) { return t.narrow(-2, 3, 1); }, same},
+  };
+}
+
+at::Tensor make_leaf(const std::vector<std::int64_t>& shape) {
+  return at::randn(shape, at::kDouble).set_requires_grad(true);
+}
+
+TEST(BatchedMatmul, TheProcessHasTheBlasItCalls) {
+  // Debian's LibTorch loads libblas.so.3 (OpenBLAS or the reference): the fast path is on.
+  // PyTorch's own LibTorch links its BLAS in privately: at::matmul there.
+  std::ifstream maps("/proc/self/maps");
+  const std::string loaded((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+  if (loaded.find("libblas.so") == std::string::npos && loaded.find("libopenblas") == std::string::npos)
+    GTEST_SKIP() << "this LibTorch loads no shared BLAS library";
+  EXPECT_TRUE(batched_matmul_has_blas());
+}
+
+TEST(BatchedMatmul, ValuesAndGradientsMatchAtMatmulOnEveryLayout) {
+  at::manual_seed(7);
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const at::Tensor a = make_leaf(c.a_shape), b = make_leaf(c.b_shape);
+    const at::Tensor ours = batched_matmul(c.view_a(a), c.view_b(b));
+    const at::Tensor ref = at::matmul(c.view_a(a), c.view_b(b));
+    ASSERT_EQ(ours.sizes(), ref.sizes());
+    EXPECT_LT(max_diff(ours, ref), 1e-12);
+    const at::Tensor w = at::randn(ref.sizes(), at::kDouble);
+    const auto g_ours = torch::autograd::grad({(ours * w).sum()}, {a, b});
+    const auto g_ref = torch::autograd::grad({(ref * w).sum()}, {a, b});
+    EXPECT_LT(max_diff(g_ours[0], g_ref[0]), 1e-12);
+    EXPECT_LT(max_diff(g_ours[1], g_ref[1]), 1e-12);
+    // float32 takes the same path through sgemm_
+    const at::Tensor af = c.view_a(a.detach().to(at::kFloat)), bf = c.view_b(b.detach().to(at::kFloat));
+    EXPECT_LT(max_diff(batched_matmul(af, bf).to(at::kDouble), ref.detach()), 1e-4);
+  }
+}
+
+TEST(BatchedMatmul, SecondDerivativesMatchAtMatmul) {
+  at::manual_seed(8);
+  const at::Tensor a = make_leaf({2, 3, 4}), b = make_leaf({1, 4, 5});
+  auto second = [&](const std::function<at::Tensor(const at::Tensor&, const at::Tensor&)>& mm) {
+    const auto g = torch::autograd::grad({mm(a, b).pow(2).sum()}, {a}, {}, /*retain_graph=*/true,
+                                         /*create_graph=*/true);
+    return torch::autograd::grad({g[0].sum()}, {b})[0];
+  };
+  EXPECT_LT(max_diff(second(batched_matmul), second([](auto& x, auto& y) { return at::matmul(x, y); })), 1e-12);
+}
+
+TEST(BatchedMatmul, EmptyDimensionsGiveWhatAtMatmulGives) {
+  for (const auto& [as, bs] : std::vector<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>>{
+           {{2, 3, 0}, {2, 0, 4}}, {{2, 0, 3}, {2, 3, 4}}, {{2, 3, 2}, {2, 2, 0}}, {{0, 3, 2}, {1, 2, 4}}}) {
+    const at::Tensor a = at::randn(as), b = at::randn(bs);
+    const at::Tensor ours = batched_matmul(a, b), ref = at::matmul(a, b);
+    ASSERT_EQ(ours.sizes(), ref.sizes());
+    if (ref.numel() > 0) {
+      EXPECT_EQ(max_diff(ours, ref), 0);  // k = 0: zeros, never uninitialised memory
+    }
+  }
+}
+
+TEST(BatchedMatmul, OutsideItsFastPathItIsAtMatmul) {
+  // Mismatched shapes: at::matmul's own error.
+  EXPECT_THROW(batched_matmul(at::randn({2, 3, 4}), at::randn({2, 5, 6})), c10::Error);
+  EXPECT_THROW(batched_matmul(at::randn({2, 3, 4}), at::randn({3, 4, 6})), c10::Error);
+  // Other dtypes and ranks: at::matmul's result.
+  const at::Tensor ai = at::randint(5, {2, 3, 4}, at::kLong), bi = at::randint(5, {2, 4, 2}, at::kLong);
+  EXPECT_TRUE(batched_matmul(ai, bi).equal(at::matmul(ai, bi)));
+  const at::Tensor a2 = at::randn({3, 4}), b3 = at::randn({2, 4, 5});
+  EXPECT_LT(max_diff(batched_matmul(a2, b3), at::matmul(a2, b3)), 1e-6);
+  // Under CPU autocast the product runs in the autocast type, as at::matmul's does.
+  const at::Tensor a = at::randn({2, 3, 4}), b = at::randn({2, 4, 5});
+  torch_compat::set_autocast_enabled(at::kCPU, true);
+  const at::Tensor under = batched_matmul(a, b), under_ref = at::matmul(a, b);
+  const at::Tensor mm_under = at::mm(a[0], b[0]);
+  torch_compat::set_autocast_enabled(at::kCPU, false);
+  ASSERT_EQ(mm_under.scalar_type(), at::kBFloat16);  // autocast was on
+  EXPECT_EQ(under.scalar_type(), under_ref.scalar_type());
+  EXPECT_TRUE(under.equal(under_ref));
+}
+
+}  // namespace
+}  // namespace lrb

@@ -1,0 +1,36 @@
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include "workloads/maelre/token_reduction.h"
+
+namespace lrb {
+namespace {
+
+double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+// The product form of MAELRE's strided convolution gives the convolution's values and
+// gradients (input, weights, bias) on every grid it is used on, odd and uneven ones included.
+TEST(MaelreTokenReduction, TheConvolutionAsAProductMatchesTheConvolution) {
+  at::manual_seed(11);
+  for (const std::int64_t s : {2, 3}) {
+    for (const auto& [h, w] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {2, 2}, {3, 3}, {4, 4}, {2, 5}, {7, 7}}) {
+      SCOPED_TRACE("stride " + std::to_string(s) + ", grid " + std::to_string(h) + "x" + std::to_string(w));
+      torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 5, 2 * s + 1).stride(s).padding(s));
+      conv->to(at::kDouble);
+      const at::Tensor x = at::randn({2, 3, h, w}, at::kDouble).set_requires_grad(true);
+      const at::Tensor ours = strided_conv_as_product(conv, x, s);
+      const at::Tensor ref = conv->forward(x).flatten(2).transpose(1, 2);
+      ASSERT_EQ(ours.sizes(), ref.sizes());
+      EXPECT_LT(max_diff(ours, ref), 1e-12);
+      const at::Tensor g = at::randn(ref.sizes(), at::kDouble);
+      const auto d_ours = torch::autograd::grad({(ours * g).sum()}, {x, conv->weight, conv->bias});
+      const auto d_ref = torch::autograd::grad({(ref * g).sum()}, {x, conv->weight, conv->bias});
+      for (std::size_t i = 0; i < d_ours.size(); ++i) EXPECT_LT(max_diff(d_ours[i], d_ref[i]), 1e-12) << "gradient " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lrb
