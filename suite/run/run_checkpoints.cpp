@@ -10,6 +10,7 @@
 
 #include "suite/core/seeds.h"
 #include "suite/run/checkpoint.h"
+#include "suite/run/fused_adamw.h"
 #include "suite/runtime/counting_allocator.h"
 #include "suite/runtime/device_memory.h"
 #include "suite/store/results_folder.h"
@@ -29,7 +30,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(Model& model, const Trai
     std::vector<torch::optim::OptimizerParamGroup> groups;
     groups.emplace_back(decay, std::make_unique<AdamWOptions>(AdamWOptions(lr).betas({b1, b2}).weight_decay(wd)));
     groups.emplace_back(no_decay, std::make_unique<AdamWOptions>(AdamWOptions(lr).betas({b1, b2}).weight_decay(0.0)));
-    return std::make_unique<torch::optim::AdamW>(std::move(groups), AdamWOptions(lr));
+    return std::make_unique<FusedAdamW>(std::move(groups), AdamWOptions(lr));
   }
   using torch::optim::SGDOptions;
   const double m = train.momentum;

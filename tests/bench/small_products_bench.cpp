@@ -13,13 +13,17 @@
 //       token_reduction.cpp uses on grids of up to 4 outputs, at each of the quickstart
 //       MAELRE's four reductions (width 32 -> 512, grid 14 -> 1).
 //
-//   ./build/tests/lrb_bench --benchmark_filter='products|maelre'
+//   optimizer/adamw_fused vs optimizer/adamw_libtorch — one AdamW step over MAELRE-tiny's
+//       kind of parameter shapes (7.8M floats in 64 tensors), lrb::FusedAdamW against LibTorch's.
+//
+//   ./build/tests/lrb_bench --benchmark_filter='products|maelre|optimizer'
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 #include <torch/nn/modules/conv.h>
 
 #include "suite/nn/batched_matmul.h"
+#include "suite/run/fused_adamw.h"
 #include "workloads/maelre/token_reduction.h"
 
 namespace lrb {
@@ -68,6 +72,35 @@ void Reduction(benchmark::State& state) {
                  std::to_string(s.grid));
 }
 
+template <bool Fused>
+void AdamWStep(benchmark::State& state) {
+  at::set_num_threads(1);
+  at::manual_seed(0);
+  // MAELRE-tiny's sizes, roughly: four stages of width 64..512, each a reduction kernel and
+  // a few projections, and their biases (64 tensors, 7.8M parameters).
+  std::vector<at::Tensor> params;
+  for (const std::int64_t w : {64, 128, 256, 512})
+    for (int i = 0; i < 8; ++i) {
+      params.push_back(at::randn({w, i == 0 ? w / 2 * 25 : w * (i % 2 ? 1 : 2)}).requires_grad_(true));
+      params.push_back(at::randn({w}).requires_grad_(true));
+    }
+  std::int64_t count = 0;
+  for (auto& p : params) {
+    p.mutable_grad() = at::randn_like(p);
+    count += p.numel();
+  }
+  const auto o = torch::optim::AdamWOptions(1e-3).weight_decay(0.01);
+  std::unique_ptr<torch::optim::Optimizer> opt;
+  if (Fused)
+    opt = std::make_unique<FusedAdamW>(params, o);
+  else
+    opt = std::make_unique<torch::optim::AdamW>(params, o);
+  for (auto _ : state) opt->step();
+  state.counters["parameters"] = static_cast<double>(count);
+}
+
+BENCHMARK(AdamWStep<true>)->Name("optimizer/adamw_fused")->Unit(benchmark::kMillisecond);
+BENCHMARK(AdamWStep<false>)->Name("optimizer/adamw_libtorch")->Unit(benchmark::kMillisecond);
 BENCHMARK(Product<true>)->Name("products/batched_matmul")->DenseRange(0, 5)->Unit(benchmark::kMillisecond);
 BENCHMARK(Product<false>)->Name("products/at_matmul")->DenseRange(0, 5)->Unit(benchmark::kMillisecond);
 BENCHMARK(Reduction<true>)->Name("maelre/reduction_product")->DenseRange(0, 3)->Unit(benchmark::kMillisecond);

@@ -1,0 +1,112 @@
+#include "suite/run/fused_adamw.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+namespace lrb {
+namespace {
+
+using torch::optim::AdamWOptions;
+using torch::optim::AdamWParamState;
+
+// The key LibTorch's optimizers file a parameter's state under: its TensorImpl, printed
+// (1.13: std::string, as c10::guts::to_string prints it) or the pointer itself (2.x).
+template <typename Key>
+Key state_key(const at::Tensor& p) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream s;
+    s << p.unsafeGetTensorImpl();
+    return s.str();
+  } else {
+    return static_cast<Key>(p.unsafeGetTensorImpl());
+  }
+}
+
+bool dense_float_cpu(const at::Tensor& t) {
+  return t.defined() && t.device().is_cpu() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided &&
+         t.is_contiguous() && !t.is_neg() && !t.is_conj();
+}
+
+// One element's AdamW update, as LibTorch's AdamW::step computes it with tensor ops:
+//   p *= 1 - lr wd;  m = m b1 + (1 - b1) g;  v = v b2 + (1 - b2) g g;
+//   p += -(lr / bc1) m / (sqrt(v) / sqrt(bc2) + eps)
+struct Coefficients {
+  float decay, beta1, one_minus_beta1, beta2, one_minus_beta2, sqrt_bc2, eps, neg_step;
+  bool decays;
+};
+
+void update(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v, std::int64_t n,
+            const Coefficients& c) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    float pi = p[i];
+    if (c.decays) pi *= c.decay;
+    const float gi = g[i];
+    const float mi = m[i] * c.beta1 + c.one_minus_beta1 * gi;
+    const float vi = v[i] * c.beta2 + c.one_minus_beta2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] = pi + c.neg_step * (mi / (std::sqrt(vi) / c.sqrt_bc2 + c.eps));
+  }
+}
+
+}  // namespace
+
+bool FusedAdamW::fusable() const {
+  for (const auto& group : param_groups()) {
+    if (static_cast<const AdamWOptions&>(group.options()).amsgrad()) return false;
+    for (const auto& p : group.params())
+      if (p.grad().defined() && (!dense_float_cpu(p) || !dense_float_cpu(p.grad()))) return false;
+  }
+  return true;
+}
+
+torch::Tensor FusedAdamW::step(LossClosure closure) {
+  if (!fusable()) return torch::optim::AdamW::step(std::move(closure));
+  at::NoGradGuard no_grad;
+  at::Tensor loss;
+  if (closure != nullptr) {
+    at::AutoGradMode enable_grad(true);
+    loss = closure();
+  }
+  using Key = typename std::decay_t<decltype(state_)>::key_type;
+  for (auto& group : param_groups()) {
+    const auto& o = static_cast<const AdamWOptions&>(group.options());
+    const double lr = o.lr(), wd = o.weight_decay(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas());
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      const Key key = state_key<Key>(p);
+      auto found = state_.find(key);
+      if (found == state_.end()) {  // as AdamW creates it
+        auto fresh = std::make_unique<AdamWParamState>();
+        fresh->step(0);
+        fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
+        fresh->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
+        found = state_.emplace(key, std::move(fresh)).first;
+      }
+      auto& state = static_cast<AdamWParamState&>(*found->second);
+      at::Tensor& m = state.exp_avg();
+      at::Tensor& v = state.exp_avg_sq();
+      if (!dense_float_cpu(m) || !dense_float_cpu(v)) {  // a loaded state of another layout
+        m = m.to(p.options()).contiguous();
+        v = v.to(p.options()).contiguous();
+      }
+      state.step(state.step() + 1);
+      const double bc1 = 1 - std::pow(beta1, static_cast<double>(state.step()));
+      const double bc2 = 1 - std::pow(beta2, static_cast<double>(state.step()));
+      const Coefficients c{static_cast<float>(1 - lr * wd), static_cast<float>(beta1), static_cast<float>(1 - beta1),
+                           static_cast<float>(beta2),       static_cast<float>(1 - beta2), static_cast<float>(std::sqrt(bc2)),
+                           static_cast<float>(o.eps()),     static_cast<float>(-(lr / bc1)), wd != 0};
+      update(p.data_ptr<float>(), p.grad().data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(), p.numel(),
+             c);
+      // Written through pointers: bump the versions in-place tensor ops would have bumped.
+      for (const at::Tensor* t : {&p, &m, &v}) t->unsafeGetTensorImpl()->bump_version();
+    }
+  }
+  return loss;
+}
+
+}  // namespace lrb

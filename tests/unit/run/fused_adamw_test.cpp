@@ -1,0 +1,122 @@
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <torch/serialize.h>
+
+#include <sstream>
+#include <vector>
+
+#include "suite/run/fused_adamw.h"
+
+namespace lrb {
+namespace {
+
+using torch::optim::AdamW;
+using torch::optim::AdamWOptions;
+using torch::optim::OptimizerParamGroup;
+
+// Two parameter groups as make_optimizer builds them (matrices decayed, the rest not).
+std::vector<at::Tensor> make_params(at::ScalarType type = at::kFloat) {
+  at::manual_seed(3);
+  return {at::randn({7, 5}, type).set_requires_grad(true), at::randn({5}, type).set_requires_grad(true),
+          at::randn({3, 4, 2}, type).set_requires_grad(true)};
+}
+
+template <typename Optimizer>
+std::unique_ptr<torch::optim::Optimizer> make(const std::vector<at::Tensor>& p, bool amsgrad = false) {
+  std::vector<OptimizerParamGroup> groups;
+  const auto o = AdamWOptions(3e-2).betas({0.9, 0.99}).eps(1e-6).amsgrad(amsgrad);
+  groups.emplace_back(std::vector<at::Tensor>{p[0], p[2]}, std::make_unique<AdamWOptions>(AdamWOptions(o).weight_decay(0.05)));
+  groups.emplace_back(std::vector<at::Tensor>{p[1]}, std::make_unique<AdamWOptions>(AdamWOptions(o).weight_decay(0.0)));
+  return std::make_unique<Optimizer>(std::move(groups), o);
+}
+
+// The same gradient sequence for both optimizers: a fixed quadratic's gradient at the
+// current parameters, with one parameter left without a gradient on odd steps.
+void steps(torch::optim::Optimizer& opt, const std::vector<at::Tensor>& p, int from, int to) {
+  for (int s = from; s < to; ++s) {
+    opt.zero_grad();
+    at::Tensor loss = at::zeros({}, p[0].options().requires_grad(false));
+    for (std::size_t i = 0; i < p.size(); ++i)
+      if (!(i == 1 && s % 2 == 1)) loss = loss + (p[i] * p[i]).sum() * (0.5 + static_cast<double>(i)) + p[i].sum().sin();
+    loss.backward();
+    opt.step();
+  }
+}
+
+double max_rel(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    worst = std::max(worst, ((a[i] - b[i]).abs().max() / b[i].abs().max()).item<double>());
+  return worst;
+}
+
+TEST(FusedAdamW, FollowsLibTorchsAdamWStepForStep) {
+  const auto fused_p = make_params(), ref_p = make_params();
+  auto fused = make<FusedAdamW>(fused_p);
+  auto ref = make<AdamW>(ref_p);
+  for (int k = 0; k < 4; ++k) {
+    steps(*fused, fused_p, 10 * k, 10 * (k + 1));
+    steps(*ref, ref_p, 10 * k, 10 * (k + 1));
+    EXPECT_LT(max_rel(fused_p, ref_p), 1e-5) << "after " << 10 * (k + 1) << " steps";
+  }
+  EXPECT_GT(max_rel(fused_p, make_params()), 0.1);  // they moved
+}
+
+// `to` continues where `from` stands: its parameters copied, its state saved and loaded as a
+// checkpoint carries it.
+void continue_in(const torch::optim::Optimizer& from, const std::vector<at::Tensor>& from_p,
+                 torch::optim::Optimizer& to, const std::vector<at::Tensor>& to_p) {
+  std::stringstream buffer;
+  torch::serialize::OutputArchive out;
+  from.save(out);
+  out.save_to(buffer);
+  for (std::size_t i = 0; i < to_p.size(); ++i) {
+    at::NoGradGuard g;
+    to_p[i].copy_(from_p[i]);
+    to_p[i].mutable_grad() = at::zeros_like(to_p[i]);  // as zero_grad leaves from_p's (1.13)
+  }
+  torch::serialize::InputArchive in;
+  in.load_from(buffer);
+  to.load(in);
+}
+
+TEST(FusedAdamW, ItsStateLoadsIntoAdamWAndBack) {
+  // A checkpoint written by one continues in the other (runs resumed across versions).
+  const auto a_p = make_params(), b_p = make_params(), c_p = make_params();
+  auto a = make<FusedAdamW>(a_p);
+  auto b = make<AdamW>(b_p);
+  auto c = make<FusedAdamW>(c_p);
+  steps(*a, a_p, 0, 7);
+  continue_in(*a, a_p, *b, b_p);
+  steps(*a, a_p, 7, 12);
+  steps(*b, b_p, 7, 12);
+  EXPECT_LT(max_rel(a_p, b_p), 1e-5);
+  continue_in(*b, b_p, *c, c_p);  // ... and AdamW's state into the fused one
+  steps(*b, b_p, 12, 20);
+  steps(*c, c_p, 12, 20);
+  EXPECT_LT(max_rel(c_p, b_p), 1e-5);
+}
+
+TEST(FusedAdamW, WhatItDoesNotFuseIsLibTorchsStepExactly) {
+  for (const bool amsgrad : {false, true}) {
+    const auto type = amsgrad ? at::kFloat : at::kDouble;  // float64, or amsgrad
+    const auto fused_p = make_params(type), ref_p = make_params(type);
+    auto fused = make<FusedAdamW>(fused_p, amsgrad);
+    auto ref = make<AdamW>(ref_p, amsgrad);
+    steps(*fused, fused_p, 0, 9);
+    steps(*ref, ref_p, 0, 9);
+    for (std::size_t i = 0; i < fused_p.size(); ++i) EXPECT_TRUE(fused_p[i].equal(ref_p[i])) << i;
+  }
+}
+
+TEST(FusedAdamW, BumpsTheVersionsItsInPlaceUpdateChanges) {
+  const auto p = make_params();
+  auto opt = make<FusedAdamW>(p);
+  const auto before = p[0]._version();
+  steps(*opt, p, 0, 1);
+  EXPECT_GT(p[0]._version(), before);
+}
+
+}  // namespace
+}  // namespace lrb
