@@ -40,9 +40,9 @@ double reduction_flops(const std::string& op, const std::vector<std::int64_t>& g
 namespace {
 
 // The last reductions see a 4 x 4 or 2 x 2 grid, where LibTorch's CPU convolution (oneDNN in
-// 1.13) is slow: at 2 x 2 -> 1 x 1, 256 -> 512 channels it took 6x as long as the
-// same product written out, forward + backward 132 ms against 22 ms at batch 32
-// (build/tests/lrb_bench --benchmark_filter=maelre/reduction; docs/benchmarks.md). Up
+// 1.13) is slow: at 2 x 2 -> 1 x 1, 256 -> 512 channels it took 5-6x as long as the same
+// product written out, forward + backward at batch 32 (build/tests/lrb_bench
+// --benchmark_filter=maelre/reduction; the figures in docs/benchmarks.md). Up
 // to this many output positions the convolution is computed as that product, with the
 // same weights (so checkpoints and FLOPs are unchanged); larger grids keep the convolution,
 // which is faster there.
