@@ -117,9 +117,14 @@ void gemm_each(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
   }
 }
 
-at::Tensor blas_product(at::Tensor a, at::Tensor b) {
-  if (!operand_of(a) || !fits_int(operand_of(a)->ld)) a = a.contiguous();
-  if (!operand_of(b) || !fits_int(operand_of(b)->ld)) b = b.contiguous();
+// x itself where BLAS can read its matrices in place, else a contiguous copy.
+at::Tensor readable_by_blas(const at::Tensor& x) {
+  const auto operand = operand_of(x);
+  return operand && fits_int(operand->ld) ? x : x.contiguous();
+}
+
+at::Tensor blas_product(const at::Tensor& a_in, const at::Tensor& b_in) {
+  const at::Tensor a = readable_by_blas(a_in), b = readable_by_blas(b_in);
   std::vector<std::int64_t> batch(a.sizes().begin(), a.sizes().end() - 2);
   for (std::size_t i = 0; i < batch.size(); ++i)
     if (batch[i] == 1) batch[i] = b.size(static_cast<std::int64_t>(i));

@@ -16,10 +16,14 @@ namespace lrb::test {
 
 inline constexpr double kTolerance = 1e-5;
 
+// max|a - b|, in float64: where a tolerance is in the values' own units.
+inline double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
+  return (a.detach().to(at::kDouble) - b.detach().to(at::kDouble)).abs().max().item<double>();
+}
+
 inline double rel_error(const at::Tensor& a, const at::Tensor& b) {
-  const at::Tensor a64 = a.detach().to(at::kDouble), b64 = b.detach().to(at::kDouble);
-  const double denom = b64.abs().max().item<double>();
-  const double num = (a64 - b64).abs().max().item<double>();
+  const double denom = b.detach().to(at::kDouble).abs().max().item<double>();
+  const double num = max_abs_diff(a, b);
   return denom > 0 ? num / denom : num;
 }
 

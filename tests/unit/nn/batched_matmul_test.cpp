@@ -11,11 +11,10 @@
 
 #include "suite/nn/batched_matmul.h"
 #include "suite/runtime/torch_compat_autocast.h"
+#include "tests/support/attention_test_util.h"
 
 namespace lrb {
 namespace {
-
-double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 // One pair of operands as a kernel hands them over: made by `make` from float64 leaves.
 struct Case {
@@ -71,15 +70,15 @@ TEST(BatchedMatmul, ValuesAndGradientsMatchAtMatmulOnEveryLayout) {
     const at::Tensor ours = batched_matmul(c.view_a(a), c.view_b(b));
     const at::Tensor ref = at::matmul(c.view_a(a), c.view_b(b));
     ASSERT_EQ(ours.sizes(), ref.sizes());
-    EXPECT_LT(max_diff(ours, ref), 1e-12);
+    EXPECT_LT(test::max_abs_diff(ours, ref), 1e-12);
     const at::Tensor w = at::randn(ref.sizes(), at::kDouble);
     const auto g_ours = torch::autograd::grad({(ours * w).sum()}, {a, b});
     const auto g_ref = torch::autograd::grad({(ref * w).sum()}, {a, b});
-    EXPECT_LT(max_diff(g_ours[0], g_ref[0]), 1e-12);
-    EXPECT_LT(max_diff(g_ours[1], g_ref[1]), 1e-12);
+    EXPECT_LT(test::max_abs_diff(g_ours[0], g_ref[0]), 1e-12);
+    EXPECT_LT(test::max_abs_diff(g_ours[1], g_ref[1]), 1e-12);
     // float32 takes the same path through sgemm_
     const at::Tensor af = c.view_a(a.detach().to(at::kFloat)), bf = c.view_b(b.detach().to(at::kFloat));
-    EXPECT_LT(max_diff(batched_matmul(af, bf).to(at::kDouble), ref.detach()), 1e-4);
+    EXPECT_LT(test::max_abs_diff(batched_matmul(af, bf).to(at::kDouble), ref.detach()), 1e-4);
   }
 }
 
@@ -91,7 +90,7 @@ TEST(BatchedMatmul, SecondDerivativesMatchAtMatmul) {
                                          /*create_graph=*/true);
     return torch::autograd::grad({g[0].sum()}, {b})[0];
   };
-  EXPECT_LT(max_diff(second(batched_matmul), second([](auto& x, auto& y) { return at::matmul(x, y); })), 1e-12);
+  EXPECT_LT(test::max_abs_diff(second(batched_matmul), second([](auto& x, auto& y) { return at::matmul(x, y); })), 1e-12);
 }
 
 TEST(BatchedMatmul, EmptyDimensionsGiveWhatAtMatmulGives) {
@@ -101,7 +100,7 @@ TEST(BatchedMatmul, EmptyDimensionsGiveWhatAtMatmulGives) {
     const at::Tensor ours = batched_matmul(a, b), ref = at::matmul(a, b);
     ASSERT_EQ(ours.sizes(), ref.sizes());
     if (ref.numel() > 0) {
-      EXPECT_EQ(max_diff(ours, ref), 0);  // k = 0: zeros, never uninitialised memory
+      EXPECT_EQ(test::max_abs_diff(ours, ref), 0);  // k = 0: zeros, never uninitialised memory
     }
   }
 }
@@ -114,7 +113,7 @@ TEST(BatchedMatmul, OutsideItsFastPathItIsAtMatmul) {
   const at::Tensor ai = at::randint(5, {2, 3, 4}, at::kLong), bi = at::randint(5, {2, 4, 2}, at::kLong);
   EXPECT_TRUE(batched_matmul(ai, bi).equal(at::matmul(ai, bi)));
   const at::Tensor a2 = at::randn({3, 4}), b3 = at::randn({2, 4, 5});
-  EXPECT_LT(max_diff(batched_matmul(a2, b3), at::matmul(a2, b3)), 1e-6);
+  EXPECT_LT(test::max_abs_diff(batched_matmul(a2, b3), at::matmul(a2, b3)), 1e-6);
   // Under CPU autocast the product runs in the autocast type, as at::matmul's does.
   const at::Tensor a = at::randn({2, 3, 4}), b = at::randn({2, 4, 5});
   torch_compat::set_autocast_enabled(at::kCPU, true);

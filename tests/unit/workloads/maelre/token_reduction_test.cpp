@@ -3,12 +3,11 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include "tests/support/attention_test_util.h"
 #include "workloads/maelre/token_reduction.h"
 
 namespace lrb {
 namespace {
-
-double max_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 // The product form of MAELRE's strided convolution gives the convolution's values and
 // gradients (input, weights, bias) on every grid it is used on, odd and uneven ones included.
@@ -23,11 +22,11 @@ TEST(MaelreTokenReduction, TheConvolutionAsAProductMatchesTheConvolution) {
       const at::Tensor ours = strided_conv_as_product(conv, x, s);
       const at::Tensor ref = conv->forward(x).flatten(2).transpose(1, 2);
       ASSERT_EQ(ours.sizes(), ref.sizes());
-      EXPECT_LT(max_diff(ours, ref), 1e-12);
+      EXPECT_LT(test::max_abs_diff(ours, ref), 1e-12);
       const at::Tensor g = at::randn(ref.sizes(), at::kDouble);
       const auto d_ours = torch::autograd::grad({(ours * g).sum()}, {x, conv->weight, conv->bias});
       const auto d_ref = torch::autograd::grad({(ref * g).sum()}, {x, conv->weight, conv->bias});
-      for (std::size_t i = 0; i < d_ours.size(); ++i) EXPECT_LT(max_diff(d_ours[i], d_ref[i]), 1e-12) << "gradient " << i;
+      for (std::size_t i = 0; i < d_ours.size(); ++i) EXPECT_LT(test::max_abs_diff(d_ours[i], d_ref[i]), 1e-12) << "gradient " << i;
     }
   }
 }
