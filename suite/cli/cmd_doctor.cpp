@@ -87,8 +87,9 @@ int doctor() {
                "           Install libopenblas0-openmp (scripts/setup.sh does) or select it with\n"
                "           update-alternatives --config libblas.so.3-x86_64-linux-gnu\n");
   }
-  fmt::print("threads      intra-op {} (default; lrbench sets it per rank), inter-op {}, cores available {}\n",
-             at::get_num_threads(), at::get_num_interop_threads(), available_cores());
+  fmt::print("threads      intra-op {} (default; lrbench sets it per rank), inter-op {}, cores available {} ({} physical: "
+             "`lrbench run --ranks auto` starts up to that many ranks)\n",
+             at::get_num_threads(), at::get_num_interop_threads(), available_cores(), available_physical_cores());
   // What runs' utilisation is measured against: one thread, and every core a rank alone gets.
   for (const int threads : std::set<int>{1, available_cores()}) {
     const MatmulPeak peak = matmul_peak(at::Device(at::kCPU), threads, user_cache_folder());

@@ -1,10 +1,14 @@
 // lrbench run SPEC --out DIR: run (or resume) a sweep, alone or under mpirun/srun.
 #include <CLI/CLI.hpp>
 
+#include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 
 #include "suite/cli/command.h"
@@ -14,13 +18,15 @@
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/mpirun_launch.h"
 #include "suite/report/sequential_claims.h"
+#include "suite/sweep/rank_layout.h"
 #include "suite/sweep/sweep_runner.h"
 
 namespace lrb {
 namespace {
 
 struct LaunchArgs {
-  int ranks = 0;                           // --ranks N: start N ranks under mpirun
+  std::string ranks_text;                  // --ranks N or auto
+  int ranks = 0;                           // start this many ranks under mpirun (0: none)
   std::vector<std::string> mpirun_flags;   // --mpirun-flag: passed to mpirun as they are
   std::string shard;
 };
@@ -30,6 +36,18 @@ std::vector<std::string> mpirun_args(const SweepRunOptions& o, const LaunchArgs&
   std::vector<std::string> a;
   if (::geteuid() == 0) a.push_back("--allow-run-as-root");
   a.insert(a.end(), l.mpirun_flags.begin(), l.mpirun_flags.end());
+  // Its own layout is this machine's cores, counted as lrbench counts them: mpirun may count
+  // fewer slots (a Slurm allocation, a container), and would bind each of two ranks to one
+  // core whatever its threads. The user's own mapping and binding are kept.
+  if (l.ranks_text == "auto") {
+    const auto user_gave = [&](std::initializer_list<const char*> prefixes) {
+      return std::any_of(l.mpirun_flags.begin(), l.mpirun_flags.end(), [&](const std::string& f) {
+        return std::any_of(prefixes.begin(), prefixes.end(), [&](const char* p) { return f.rfind(p, 0) == 0; });
+      });
+    };
+    if (!user_gave({"--oversubscribe", "--nooversubscribe", "--map-by"})) a.push_back("--oversubscribe");
+    if (!user_gave({"--bind-to"})) a.insert(a.end(), {"--bind-to", "none"});
+  }
   a.insert(a.end(), {"-np", std::to_string(l.ranks)});
   const char* launcher = std::getenv("LRB_EXECUTABLE");
   std::error_code ec;
@@ -41,6 +59,15 @@ std::vector<std::string> mpirun_args(const SweepRunOptions& o, const LaunchArgs&
   if (o.retry_failed) a.push_back("--retry-failed");
   if (!l.shard.empty()) a.insert(a.end(), {"--shard", l.shard});
   return a;
+}
+
+// --ranks N: 1 to 4096.
+int parse_rank_count(const std::string& text) {
+  int n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 1 || n > 4096)
+    throw UserError("--ranks " + text + ": give a number of ranks from 1 to 4096, or \"auto\"");
+  return n;
 }
 
 void add_run_command(CLI::App& app, CommandResult& result) {
@@ -56,16 +83,24 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--shard", launch->shard,
                   "run only shard I of N (I/N, by run key): the N shards together hold every run once; "
                   "each task of a Slurm job array runs one");
-  cmd->add_option("--ranks", launch->ranks,
+  CLI::Option* ranks_option = cmd->add_option("--ranks", launch->ranks_text,
                   "start N ranks with mpirun and stay their parent: SIGTERM, SIGINT or SIGUSR1 to this process "
-                  "checkpoints every rank and exits 3 (mpirun itself exits 1 on SIGTERM)")
-      ->check(CLI::Range(1, 4096));
+                  "checkpoints every rank and exits 3 (mpirun itself exits 1 on SIGTERM); \"auto\": one rank per core "
+                  "(at most one per run left), threads sharing the rest (docs/sweep-file.md)");
   cmd->add_option("--mpirun-flag", launch->mpirun_flags, "with --ranks: one argument for mpirun (repeatable), e.g. --mpirun-flag=--oversubscribe");
-  cmd->callback([opts, launch, &result] {
+  cmd->callback([opts, launch, ranks_option, &result] {
     refuse_filesystem_root(opts->out_dir, "--out");
     if (!launch->shard.empty()) opts->shard = parse_shard(launch->shard);
-    if (launch->ranks > 0) {
+    if (ranks_option->count() > 0) {
       if (launched_under_mpi()) throw UserError("--ranks starts mpirun itself; drop it when lrbench runs under mpirun or srun");
+      if (launch->ranks_text == "auto") {
+        const RankLayout layout = auto_rank_layout_for(*opts);
+        launch->ranks = layout.ranks;
+        opts->threads = layout.threads;  // the user's (--threads, the sweep's threads) where given
+        fmt::print(stderr, "lrbench: --ranks auto: {}\n", layout.why);
+      } else {
+        launch->ranks = parse_rank_count(launch->ranks_text);
+      }
       result.exit_code = run_under_mpirun(mpirun_args(*opts, *launch));
       return;
     }

@@ -8,6 +8,9 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <set>
+#include <utility>
 #include <vector>
 
 namespace lrb {
@@ -82,6 +85,22 @@ int available_cores() {
   }
   const long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? static_cast<int>(n) : 1;
+}
+
+int available_physical_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return available_cores();
+  std::set<std::pair<std::string, std::string>> cores;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    const std::string topology = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    std::ifstream package(topology + "physical_package_id"), core(topology + "core_id");
+    std::string p, c;
+    if (!(package >> p) || !(core >> c)) return available_cores();
+    cores.emplace(p, c);
+  }
+  return cores.empty() ? available_cores() : static_cast<int>(cores.size());
 }
 
 std::string find_on_path(const std::string& name) {

@@ -34,6 +34,10 @@ nlohmann::json slurm_environment();
 std::string utc_now_iso();  // 2026-11-30T04:16:03Z
 // Cores this process may run on (sched_getaffinity), at least 1.
 int available_cores();
+// Physical cores among them: distinct (package, core) pairs in /sys's CPU topology, so two
+// hardware threads of one core count once (what mpirun counts as slots). available_cores()
+// where the topology cannot be read.
+int available_physical_cores();
 // The path of an executable on PATH, or "" if none.
 std::string find_on_path(const std::string& name);
 

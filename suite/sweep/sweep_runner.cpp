@@ -27,6 +27,7 @@
 #include "suite/sweep/gpu_setup.h"
 #include "suite/sweep/job_provenance.h"
 #include "suite/sweep/job_steps.h"
+#include "suite/sweep/rank_layout.h"
 #include "suite/sweep/results_folder_setup.h"
 
 namespace lrb {
@@ -40,6 +41,7 @@ struct Job {
   SweepSpec spec;
   ExpandedSweep ex;
   int threads = 1;
+  bool auto_threads = false;         // threads = "auto" (and no --threads): cores / ranks on the node
   std::vector<std::size_t> mine;     // indices into ex.runs of this shard's runs
   std::vector<std::string> varying;  // the settings that tell runs apart, for their labels
 };
@@ -102,6 +104,7 @@ Job read_sweep(const MpiSession& mpi, JobSteps& steps, const SweepRunOptions& op
   steps.agree(JobStep::sweep_read, problem.empty() ? kExitDone : kExitUsage);
 
   const int requested = options.threads >= 0 ? options.threads : job.spec.sweep.threads;
+  job.auto_threads = requested <= 0;
   job.threads = requested > 0 ? requested : std::max(1, available_cores() / std::max(1, mpi.local_size()));
   at::set_num_threads(job.threads);
   for (std::size_t i = 0; i < job.ex.runs.size(); ++i)
@@ -265,6 +268,17 @@ void print_summary(const Job& job, const SweepRunOptions& options, const ScanRes
   else if (failed) fmt::print(stderr, "lrbench: {} run(s) failed; `lrbench report {}` shows why\n", failed, options.out_dir.string());
 }
 
+// One process on several cores with several runs to do, its threads left to lrbench: say
+// that a rank per core is the faster layout (measured: docs/benchmarks.md, "Thread layout").
+void suggest_rank_per_core(const Job& job, std::size_t runs) {
+  if (launched_under_mpi() || !job.auto_threads || job.spec.sweep.device != "cpu") return;
+  const int cores = available_physical_cores();
+  if (runs < 2 || cores < 2 || job.threads < 2) return;
+  fmt::print(stderr, "lrbench: note: {} runs on one rank with {} threads; `--ranks auto` runs them on {} ranks (one per core), "
+                     "which ran the quickstart's runs {} faster on 2 cores (docs/benchmarks.md, \"Thread layout\")\n",
+             runs, job.threads, std::min<std::size_t>(runs, static_cast<std::size_t>(cores)), kRankPerCoreGain);
+}
+
 // The job from its sweep file to its exit code, every collective a step of `steps`.
 int run_job(const MpiSession& mpi, JobSteps& steps, const SweepRunOptions& options) {
   const Job job = read_sweep(mpi, steps, options);
@@ -285,6 +299,7 @@ int run_job(const MpiSession& mpi, JobSteps& steps, const SweepRunOptions& optio
       fmt::print(stderr, "lrbench: {} combination(s) skipped (listed in {})\n", job.ex.skipped.size(),
                  ResultsLayout(options.out_dir).manifest().string());
     board = std::make_unique<ProgressBoard>(items, mpi.size(), scan.finished, stderr);
+    suggest_rank_per_core(job, items.size());
     if (job.spec.sweep.ranks_per_run > 1)
       fmt::print(stderr, "lrbench: data parallel: each run trains on {} ranks, {} run(s) at a time\n", job.spec.sweep.ranks_per_run,
                  mpi.size() / job.spec.sweep.ranks_per_run);

@@ -11,6 +11,13 @@
 namespace lrb {
 namespace {
 
+TEST(Environment, PhysicalCoresAreAtMostTheCpusThisProcessMayUse) {
+  const int cpus = available_cores(), cores = available_physical_cores();
+  EXPECT_GE(cores, 1);
+  EXPECT_LE(cores, cpus);
+  EXPECT_GE(cores * 8, cpus) << "no processor has more than 8 hardware threads per core";
+}
+
 TEST(Environment, ABlasCoreOlderThanTheProcessorHasABetterOne) {
   EXPECT_EQ(better_blas_core("Prescott", true, true), "SKYLAKEX");
   EXPECT_EQ(better_blas_core("Prescott", true, false), "HASWELL");
