@@ -9,6 +9,7 @@
 #include "suite/config/shard.h"
 #include "suite/config/sweep_spec.h"
 #include "suite/core/environment.h"
+#include "suite/core/errors.h"
 #include "suite/store/results_layout.h"
 
 namespace lrb {
@@ -31,6 +32,9 @@ RankLayout auto_rank_layout(int physical_cores, int cpus, std::size_t runs_left,
 
 RankLayout auto_rank_layout_for(const SweepRunOptions& options) {
   const SweepSpec spec = load_sweep_file(options.spec_file);
+  if (spec.sweep.device != "cpu")
+    throw UserError(fmt::format("{}: device = \"{}\": --ranks auto lays out CPU cores; give --ranks N, one rank per GPU",
+                                spec.file, spec.sweep.device));
   const ExpandedSweep ex = expand_sweep(spec);
   const ResultsLayout folder(options.out_dir);
   std::size_t left = 0;

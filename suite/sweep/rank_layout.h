@@ -29,7 +29,8 @@ struct RankLayout {
 RankLayout auto_rank_layout(int physical_cores, int cpus, std::size_t runs_left, int ranks_per_run, int fixed_threads = 0);
 
 // The layout for a sweep and results folder on this machine: the sweep read and validated
-// (a UserError as `lrbench run` gives it), threads as --threads or the sweep fix them, its runs in `options.shard` without a run file in
+// (a UserError as `lrbench run` gives it; a GPU sweep is refused: one rank per GPU is the
+// user's count), threads as --threads or the sweep fix them, its runs in `options.shard` without a run file in
 // the folder counted as left (a failed run that --retry-failed would redo counts as done:
 // that can only give fewer ranks).
 RankLayout auto_rank_layout_for(const SweepRunOptions& options);

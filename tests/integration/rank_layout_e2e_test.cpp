@@ -80,5 +80,16 @@ TEST(SlowRankLayout, ARankCountOutsideItsRangeIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(t / "out")) << "nothing ran";
 }
 
+TEST(SlowRankLayout, RanksAutoLeavesAGpuSweepToTheUsersCount) {
+  TempDir t;
+  std::string spec = auto_threads_sweep(2);
+  spec.replace(spec.find("[train]"), 7, "device = \"cuda\"\n[train]");
+  test::write_text(t / "sweep.toml", spec);
+  const auto r = test::run(run_cmd(t, {"--ranks", "auto"}));
+  EXPECT_EQ(r.code, kExitUsage) << r.output;
+  EXPECT_NE(r.output.find("--ranks auto lays out CPU cores; give --ranks N, one rank per GPU"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(t / "out")) << "nothing ran";
+}
+
 }  // namespace
 }  // namespace lrb
