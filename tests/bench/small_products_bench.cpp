@@ -13,15 +13,23 @@
 //       token_reduction.cpp uses on grids of up to 4 outputs, at each of the quickstart
 //       MAELRE's four reductions (width 32 -> 512, grid 14 -> 1).
 //
+//   attention/softmax_fused vs attention/softmax_libtorch — the full softmax attention forward
+//       + backward at the quickstart Transformer's shape (B = 32, H = 4, N = 197, head 8; at
+//       heads of 16 and 32 for the record: the fused kernel takes heads of 8 only), the fused
+//       small-head kernel (small_head_softmax.h) against LibTorch's products and softmax.
+//
 //   optimizer/adamw_fused vs optimizer/adamw_libtorch — one AdamW step over MAELRE-tiny's
 //       kind of parameter shapes (7.8M floats in 64 tensors), lrb::FusedAdamW against LibTorch's.
 //
-//   ./build/tests/lrb_bench --benchmark_filter='products|maelre|optimizer'
+//   ./build/tests/lrb_bench --benchmark_filter='products|maelre|optimizer|attention/softmax_'
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
 #include <torch/nn/modules/conv.h>
 
+#include <cmath>
+
+#include "suite/nn/attention/small_head_softmax.h"
 #include "suite/nn/batched_matmul.h"
 #include "suite/run/fused_adamw.h"
 #include "workloads/maelre/token_reduction.h"
@@ -99,6 +107,32 @@ void AdamWStep(benchmark::State& state) {
   state.counters["parameters"] = static_cast<double>(count);
 }
 
+// Forward + backward of softmax(q k^T / sqrt(d)) v; range(0) is the head size.
+template <bool Fused>
+void SmallHeadAttention(benchmark::State& state) {
+  at::set_num_threads(1);
+  at::manual_seed(0);
+  const std::int64_t d = state.range(0);
+  const at::Tensor q = at::randn({32, 4, 197, d}).requires_grad_(true), k = at::randn({32, 4, 197, d}).requires_grad_(true),
+                   v = at::randn({32, 4, 197, d}).requires_grad_(true), grad = at::randn({32, 4, 197, d});
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  if (Fused && !fused_softmax_applies(q, k, v)) {
+    state.SkipWithError("the fused kernel takes heads of 8 only");
+    return;
+  }
+  for (auto _ : state) {
+    const at::Tensor out = Fused ? fused_softmax_attention(q, k, v, {}, scale, {})
+                                 : at::matmul(at::softmax(at::matmul(q * scale, k.transpose(-2, -1)), -1), v);
+    out.backward(grad);
+    benchmark::DoNotOptimize(q.grad().data_ptr());
+  }
+  // Useful FLOPs: q k^T and p v forward, four products of the same size backward.
+  state.counters["flops_per_s"] =
+      benchmark::Counter(6.0 * 2 * 32 * 4 * 197 * 197 * d, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+BENCHMARK(SmallHeadAttention<true>)->Name("attention/softmax_fused")->Arg(8)->Unit(benchmark::kMillisecond);
+BENCHMARK(SmallHeadAttention<false>)->Name("attention/softmax_libtorch")->Arg(8)->Arg(16)->Arg(32)->Unit(benchmark::kMillisecond);
 BENCHMARK(AdamWStep<true>)->Name("optimizer/adamw_fused")->Unit(benchmark::kMillisecond);
 BENCHMARK(AdamWStep<false>)->Name("optimizer/adamw_libtorch")->Unit(benchmark::kMillisecond);
 BENCHMARK(Product<true>)->Name("products/batched_matmul")->DenseRange(0, 5)->Unit(benchmark::kMillisecond);

@@ -8,6 +8,7 @@
 #include "suite/nn/attention/blocked_attention.h"
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
+#include "suite/nn/attention/small_head_softmax.h"
 
 namespace lrb {
 namespace {
@@ -28,6 +29,8 @@ at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, const at:
   const std::int64_t B = q.size(0), Nk = k.size(2);
   const at::Tensor keep = check_key_mask(mask, B, Nk, q, "softmax");
   const at::Tensor bias = check_key_bias(key_bias, B, Nk, q, "softmax");
+  if (fused_softmax_applies(q, k, v))
+    return fused_softmax_attention(q, k, v, keep, resolve_scale(scale, q.size(3)), bias);
   // Scaling q (N*d) instead of the scores (N^2) saves one N x N pass and buffer.
   at::Tensor s = at::matmul(q * resolve_scale(scale, q.size(3)), k.transpose(-2, -1));
   if (bias.defined()) s = s + bias.view({B, 1, 1, Nk});

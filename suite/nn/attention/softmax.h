@@ -10,7 +10,8 @@ namespace lrb {
 // softmax(q k^T * scale + key_bias) v with masked keys excluded. q [B, H, Nq, d],
 // k, v [B, H, Nk, d]; mask [B, Nk] bool (true = real token); key_bias [B, Nk] is added to
 // every query's logits (not differentiated). scale 0 means 1/sqrt(d).
-// Autograd through LibTorch ops: memory O(B*H*Nq*Nk) in training and inference. A batch
+// Memory O(B*H*Nq*Nk) in training and inference. CPU float32 heads of 8 take the fused
+// kernel (small_head_softmax.h), the rest autograd through LibTorch ops. A batch
 // element with no real key at all gives zero rows (and zero gradients), never NaN.
 at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                              const at::Tensor& mask = {}, double scale = 0, const at::Tensor& key_bias = {});

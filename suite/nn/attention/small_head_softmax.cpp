@@ -1,0 +1,365 @@
+#include "suite/nn/attention/small_head_softmax.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "suite/core/errors.h"
+
+// The hot loops use GCC's vector extension (8 floats: one AVX register, two SSE registers on
+// the baseline x86-64): keys across the lanes for the scores, a head's row (d = 8) as one
+// vector for the products with v, k and q. Each head kernel is compiled twice, for AVX2 + FMA
+// and for the baseline, and the first is taken where the CPU has both (a feature test: GCC's
+// target_clones("arch=...") would test the CPU model instead). This file is compiled with
+// -O3 -ffp-contract=fast (suite/CMakeLists.txt) so that a*b+c becomes one FMA.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LRB_HAS_AVX2_PATH 1
+#define LRB_AVX2_FMA __attribute__((target("avx2,fma")))
+#endif
+#define LRB_INLINE inline __attribute__((always_inline))
+
+// Everything with a vector in its signature is inlined into the two head kernels, so the
+// note that an AVX vector would change the ABI of a real call does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace lrb {
+namespace {
+
+using index_t = std::int64_t;
+typedef float V8 __attribute__((vector_size(32)));
+typedef std::int32_t I8 __attribute__((vector_size(32)));
+constexpr index_t kHeadDim = kFusedSoftmaxHeadDim;
+constexpr float kMinExponent = -87.0f;  // exp below this is under float's normal range: 0 here
+
+LRB_INLINE V8 load8(const float* p) {
+  V8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+LRB_INLINE void store8(float* p, const V8& v) { std::memcpy(p, &v, sizeof v); }
+LRB_INLINE V8 splat(float x) { return V8{} + x; }
+LRB_INLINE float lane_sum(const V8& v) {
+  float s = 0;
+  for (int l = 0; l < 8; ++l) s += v[l];
+  return s;
+}
+
+// exp(x) for x <= 0 (a score minus its row's maximum) or -inf (a dropped key), exactly 0
+// below kMinExponent. Cephes' expf: x = n ln2 + r with |r| <= ln2/2, a degree-6
+// polynomial in r (relative error ~1e-7), times 2^n built in the exponent bits.
+LRB_INLINE V8 exp_nonpositive(const V8& x) {
+  const V8 xc = x < kMinExponent ? splat(kMinExponent) : x;
+  const I8 ni = __builtin_convertvector(xc * 1.44269504088896341f - 0.5f, I8);  // nearest, x <= 0
+  const V8 n = __builtin_convertvector(ni, V8);
+  const V8 r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+  V8 y = splat(1.9875691500e-4f);
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  y = y * r * r + r + 1.0f;
+  const I8 bits = (ni + 127) << 23;  // n >= -126: a normal 2^n
+  V8 scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return x < kMinExponent ? splat(0.0f) : y * scale;
+}
+
+LRB_INLINE float exp_nonpositive(float x) {
+  float in[8] = {x}, out[8];
+  store8(out, exp_nonpositive(load8(in)));
+  return out[0];
+}
+
+// One head's [N, d] matrix, read through its strides.
+struct HeadMatrix {
+  const float* data;
+  index_t row_stride, col_stride;
+  LRB_INLINE float at(index_t i, index_t c) const { return data[i * row_stride + c * col_stride]; }
+};
+
+HeadMatrix head_of(const at::Tensor& x, index_t b, index_t h) {
+  return {x.data_ptr<float>() + b * x.stride(0) + h * x.stride(1), x.stride(2), x.stride(3)};
+}
+
+// What a head's forward reads and writes. The scratch holds k transposed [d, Nk], v [Nk, d],
+// a row of scores [Nk] and the scaled query [d]. probs is null when nothing will be
+// differentiated (each row stays in the scratch then).
+struct ForwardHead {
+  HeadMatrix q, k, v;
+  const float* key_offset;  // [Nk]: the key's bias, or -inf where the key is dropped
+  float scale;
+  index_t nq, nk, d;
+  float* scratch;
+  float* probs;  // [Nq, Nk] or null
+  float* out;    // [Nq, d], contiguous
+};
+
+// Softmax of a row of scores in place: its max, exp(s - max), and 1/sum, keys across lanes.
+LRB_INLINE void softmax_row(float* __restrict s, index_t nk) {
+  const index_t full = nk / 8 * 8;
+  V8 mv = splat(-std::numeric_limits<float>::infinity());
+  for (index_t j = 0; j < full; j += 8) {
+    const V8 x = load8(s + j);
+    mv = x > mv ? x : mv;
+  }
+  float m = -std::numeric_limits<float>::infinity();
+  for (int l = 0; l < 8; ++l) m = std::max(m, mv[l]);
+  for (index_t j = full; j < nk; ++j) m = std::max(m, s[j]);
+  V8 sum = {};
+  for (index_t j = 0; j < full; j += 8) {
+    const V8 e = exp_nonpositive(load8(s + j) - m);
+    store8(s + j, e);
+    sum += e;
+  }
+  float total = lane_sum(sum);
+  for (index_t j = full; j < nk; ++j) total += (s[j] = exp_nonpositive(s[j] - m));
+  const float inv = 1.0f / total;
+  for (index_t j = 0; j < nk; ++j) s[j] *= inv;
+}
+
+// One head, d = 8: a row of the head is one vector.
+LRB_INLINE void forward_head(const ForwardHead& a) {
+  constexpr index_t d = kHeadDim;
+  const index_t nk = a.nk, full = nk / 8 * 8;
+  float* __restrict kt = a.scratch;
+  float* __restrict vr = kt + d * nk;
+  float* __restrict row = vr + nk * d;
+  float* __restrict qs = row + nk;
+  for (index_t j = 0; j < nk; ++j)
+    for (index_t c = 0; c < d; ++c) {
+      kt[c * nk + j] = a.k.at(j, c);
+      vr[j * d + c] = a.v.at(j, c);
+    }
+  for (index_t i = 0; i < a.nq; ++i) {
+    float* __restrict s = a.probs ? a.probs + i * nk : row;
+    for (index_t c = 0; c < d; ++c) qs[c] = a.q.at(i, c) * a.scale;
+    // Scores: 8 keys at a time, the head's columns unrolled.
+    index_t j = 0;
+    for (; j < full; j += 8) {
+      V8 acc = load8(a.key_offset + j);
+      for (index_t c = 0; c < d; ++c) acc += qs[c] * load8(kt + c * nk + j);
+      store8(s + j, acc);
+    }
+    for (; j < nk; ++j) {
+      float sj = a.key_offset[j];
+      for (index_t c = 0; c < d; ++c) sj += qs[c] * kt[c * nk + j];
+      s[j] = sj;
+    }
+    softmax_row(s, nk);
+    // out = sum_j p_j v_j, four keys' accumulators in flight so the FMAs do not wait.
+    V8 acc[4] = {};
+    for (j = 0; j + 4 <= nk; j += 4)
+      for (int t = 0; t < 4; ++t) acc[t] += s[j + t] * load8(vr + (j + t) * d);
+    for (; j < nk; ++j) acc[0] += s[j] * load8(vr + j * d);
+    store8(a.out + i * d, (acc[0] + acc[1]) + (acc[2] + acc[3]));
+  }
+}
+
+// What a head's backward reads and writes. The scratch holds k [Nk, d], v transposed
+// [d, Nk], a row [Nk] and two of [d]; dk and dv are zeroed by the caller and accumulated here.
+struct BackwardHead {
+  HeadMatrix q, k, v, grad_out;
+  const float* probs;  // [Nq, Nk]
+  float scale;
+  index_t nq, nk, d;
+  float* scratch;
+  float *dq, *dk, *dv;  // contiguous [Nq, d], [Nk, d], [Nk, d]
+};
+
+LRB_INLINE void backward_head(const BackwardHead& a) {
+  constexpr index_t d = kHeadDim;
+  const index_t nk = a.nk, full = nk / 8 * 8;
+  float* __restrict kr = a.scratch;
+  float* __restrict vt = kr + nk * d;
+  float* __restrict ds = vt + d * nk;
+  float* __restrict g = ds + nk;  // this row's output gradient
+  float* __restrict qs = g + d;   // and its scaled query
+  for (index_t j = 0; j < nk; ++j)
+    for (index_t c = 0; c < d; ++c) {
+      kr[j * d + c] = a.k.at(j, c);
+      vt[c * nk + j] = a.v.at(j, c);
+    }
+  for (index_t i = 0; i < a.nq; ++i) {
+    const float* __restrict p = a.probs + i * nk;
+    for (index_t c = 0; c < d; ++c) {
+      g[c] = a.grad_out.at(i, c);
+      qs[c] = a.q.at(i, c) * a.scale;
+    }
+    // dP = dO v^T (8 keys at a time), delta = sum_j P dP, then the softmax's backward
+    // dS = P (dP - delta), in place.
+    V8 dot = {};
+    index_t j = 0;
+    for (; j < full; j += 8) {
+      V8 acc = {};
+      for (index_t c = 0; c < d; ++c) acc += g[c] * load8(vt + c * nk + j);
+      store8(ds + j, acc);
+      dot += acc * load8(p + j);
+    }
+    float delta = lane_sum(dot);
+    for (; j < nk; ++j) {
+      float dpj = 0;
+      for (index_t c = 0; c < d; ++c) dpj += g[c] * vt[c * nk + j];
+      ds[j] = dpj;
+      delta += dpj * p[j];
+    }
+    for (j = 0; j < nk; ++j) ds[j] = p[j] * (ds[j] - delta);
+    // dq = scale dS k, dk += dS (scale q), dv += P^T dO: one pass over the keys.
+    const V8 qv = load8(qs), gv = load8(g);
+    V8 dq = {};
+    for (j = 0; j < nk; ++j) {
+      const index_t at = j * d;
+      dq += ds[j] * load8(kr + at);
+      store8(a.dk + at, load8(a.dk + at) + ds[j] * qv);
+      store8(a.dv + at, load8(a.dv + at) + p[j] * gv);
+    }
+    store8(a.dq + i * d, dq * a.scale);
+  }
+}
+
+void forward_head_baseline(const ForwardHead& a) { forward_head(a); }
+void backward_head_baseline(const BackwardHead& a) { backward_head(a); }
+#ifdef LRB_HAS_AVX2_PATH
+LRB_AVX2_FMA void forward_head_avx2(const ForwardHead& a) { forward_head(a); }
+LRB_AVX2_FMA void backward_head_avx2(const BackwardHead& a) { backward_head(a); }
+
+std::atomic<bool> force_baseline{false};
+
+bool cpu_has_avx2_fma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has && !force_baseline.load(std::memory_order_relaxed);
+}
+#endif
+
+void forward_head_any(const ForwardHead& a) {
+#ifdef LRB_HAS_AVX2_PATH
+  if (cpu_has_avx2_fma()) return forward_head_avx2(a);
+#endif
+  forward_head_baseline(a);
+}
+
+void backward_head_any(const BackwardHead& a) {
+#ifdef LRB_HAS_AVX2_PATH
+  if (cpu_has_avx2_fma()) return backward_head_avx2(a);
+#endif
+  backward_head_baseline(a);
+}
+
+// [B, Nk] float32: the key bias where the key is kept, -inf where it is dropped; all -inf
+// rows (no kept key) are the caller's to zero.
+at::Tensor key_offsets(const at::Tensor& keep, const at::Tensor& bias, index_t B, index_t Nk) {
+  at::Tensor offset = bias.defined() ? bias.to(at::kFloat).contiguous().clone() : at::zeros({B, Nk}, at::kFloat);
+  if (keep.defined()) offset.masked_fill_(keep.logical_not(), -std::numeric_limits<float>::infinity());
+  return offset;
+}
+
+at::Tensor forward_all(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& offsets,
+                       const std::vector<bool>& dead, double scale, at::Tensor* probs) {
+  const index_t B = q.size(0), H = q.size(1), Nq = q.size(2), Nk = k.size(2), d = q.size(3);
+  at::Tensor out = at::empty({B, H, Nq, d}, q.options().memory_format(at::MemoryFormat::Contiguous));
+  if (probs) *probs = at::empty({B, H, Nq, Nk}, q.options().memory_format(at::MemoryFormat::Contiguous));
+  if (out.numel() == 0) return out;
+  at::parallel_for(0, B * H, 1, [&](index_t begin, index_t end) {
+    // The scratch is a tensor, so that the counting allocator sees it.
+    at::Tensor scratch = at::empty({2 * Nk * d + Nk + d}, q.options());
+    for (index_t bh = begin; bh < end; ++bh) {
+      const index_t b = bh / H, h = bh % H;
+      float* o = out.data_ptr<float>() + bh * Nq * d;
+      float* p = probs ? probs->data_ptr<float>() + bh * Nq * Nk : nullptr;
+      if (dead[static_cast<std::size_t>(b)] || Nk == 0) {
+        std::fill(o, o + Nq * d, 0.0f);
+        if (p) std::fill(p, p + Nq * Nk, 0.0f);
+        continue;
+      }
+      forward_head_any({head_of(q, b, h), head_of(k, b, h), head_of(v, b, h), offsets.data_ptr<float>() + b * Nk,
+                        static_cast<float>(scale), Nq, Nk, d, scratch.data_ptr<float>(), p, o});
+    }
+  });
+  return out;
+}
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct FusedSoftmaxFunction : public torch::autograd::Function<FusedSoftmaxFunction> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                            const at::Tensor& offsets, double scale, std::vector<bool> dead) {
+    at::Tensor probs;
+    at::Tensor out = forward_all(q, k, v, offsets, dead, scale, &probs);
+    ctx->save_for_backward({q, k, v, probs});
+    ctx->saved_data["scale"] = scale;
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &q = saved[0], &k = saved[1], &v = saved[2], &probs = saved[3];
+    const double scale = ctx->saved_data["scale"].toDouble();
+    const index_t B = q.size(0), H = q.size(1), Nq = q.size(2), Nk = k.size(2), d = q.size(3);
+    const at::Tensor grad = grads[0].to(at::kFloat);
+    at::Tensor dq = at::empty({B, H, Nq, d}, q.options().memory_format(at::MemoryFormat::Contiguous));
+    at::Tensor dk = at::zeros({B, H, Nk, d}, q.options());
+    at::Tensor dv = at::zeros({B, H, Nk, d}, q.options());
+    if (dq.numel() > 0 && Nk > 0) {
+      at::parallel_for(0, B * H, 1, [&](index_t begin, index_t end) {
+        at::Tensor scratch = at::empty({2 * Nk * d + Nk + 2 * d}, q.options());
+        for (index_t bh = begin; bh < end; ++bh) {
+          const index_t b = bh / H, h = bh % H;
+          backward_head_any({head_of(q, b, h), head_of(k, b, h), head_of(v, b, h), head_of(grad, b, h),
+                             probs.data_ptr<float>() + bh * Nq * Nk, static_cast<float>(scale), Nq, Nk, d,
+                             scratch.data_ptr<float>(), dq.data_ptr<float>() + bh * Nq * d,
+                             dk.data_ptr<float>() + bh * Nk * d, dv.data_ptr<float>() + bh * Nk * d});
+        }
+      });
+    } else {
+      dq.zero_();
+    }
+    return {dq, dk, dv, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+bool fused_softmax_use_baseline_code(bool baseline) {
+#ifdef LRB_HAS_AVX2_PATH
+  return force_baseline.exchange(baseline);
+#else
+  return baseline;
+#endif
+}
+
+bool fused_softmax_applies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  for (const at::Tensor* x : {&q, &k, &v})
+    if (!x->defined() || !x->device().is_cpu() || x->layout() != at::kStrided || x->scalar_type() != at::kFloat ||
+        x->dim() != 4 || x->is_neg() || x->is_conj())
+      return false;
+  // Under CPU autocast the products run in the autocast type: LibTorch's path does that.
+  if (!c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutocastCPU)) return false;
+  const index_t d = q.size(3);
+  return d == kFusedSoftmaxHeadDim && k.size(3) == d && v.size(3) == d;
+}
+
+at::Tensor fused_softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                   const at::Tensor& keep, double scale, const at::Tensor& key_bias) {
+  LRB_CHECK(fused_softmax_applies(q, k, v), "fused_softmax_attention: operands outside its fast path");
+  const index_t B = q.size(0), Nk = k.size(2);
+  const at::Tensor offsets = key_offsets(keep, key_bias, B, Nk);
+  std::vector<bool> dead(static_cast<std::size_t>(B), false);
+  if (keep.defined()) {
+    const at::Tensor none = keep.logical_not().all(1).contiguous();
+    const bool* flag = none.data_ptr<bool>();
+    for (index_t b = 0; b < B; ++b) dead[static_cast<std::size_t>(b)] = flag[b];
+  }
+  if (at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad()))
+    return FusedSoftmaxFunction::apply(q, k, v, offsets, scale, dead);
+  return forward_all(q, k, v, offsets, dead, scale, nullptr);
+}
+
+}  // namespace lrb
