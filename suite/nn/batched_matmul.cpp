@@ -78,9 +78,8 @@ bool on_fast_path(const at::Tensor& a, const at::Tensor& b) {
   if (type != b.scalar_type()) return false;
   if (type == at::kFloat ? !process_blas().sgemm : type == at::kDouble ? !process_blas().dgemm : true) return false;
   if (a.is_neg() || b.is_neg()) return false;
-  // Under CPU autocast at::matmul runs in the autocast type: leave it to at::matmul. (Autocast
-  // is on unless its key is excluded, as at::autocast::is_cpu_enabled reads it.)
-  if (!c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutocastCPU)) return false;
+  // Under CPU autocast at::matmul runs in the autocast type: leave it to at::matmul.
+  if (cpu_autocast_active()) return false;
   if (a.size(-1) != b.size(-2) || !batch_dims_broadcast(a, b)) return false;  // at::matmul says what is wrong
   return fits_int(a.size(-2)) && fits_int(a.size(-1)) && fits_int(b.size(-1));
 }
@@ -171,6 +170,11 @@ at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b) {
   if (at::GradMode::is_enabled() && (a.requires_grad() || b.requires_grad()))
     return BatchedMatmulFunction::apply(a, b);
   return blas_product(a, b);
+}
+
+bool cpu_autocast_active() {
+  // On unless its key is excluded, as at::autocast::is_cpu_enabled reads it.
+  return !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutocastCPU);
 }
 
 bool batched_matmul_has_blas() { return process_blas().sgemm && process_blas().dgemm; }

@@ -22,4 +22,10 @@ at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b);
 // LibTorch is used; `lrbench doctor` could say so).
 bool batched_matmul_has_blas();
 
+// Whether CPU autocast is on in this thread. The CPU fast paths here and in
+// attention/small_head_softmax.h leave products under autocast to LibTorch, which runs them in
+// the autocast type. (suite/runtime's torch_compat::autocast_enabled says the same, but
+// suite/nn may not use suite/runtime.)
+bool cpu_autocast_active();
+
 }  // namespace lrb

@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <limits>
 
 #include "suite/core/errors.h"
+#include "suite/nn/batched_matmul.h"
 
 // The hot loops use GCC's vector extension (8 floats: one AVX register, two SSE registers on
 // the baseline x86-64): keys across the lanes for the scores, a head's row (d = 8) as one
@@ -89,6 +89,16 @@ HeadMatrix head_of(const at::Tensor& x, index_t b, index_t h) {
   return {x.data_ptr<float>() + b * x.stride(0) + h * x.stride(1), x.stride(2), x.stride(3)};
 }
 
+// A head's k or v copied into the scratch, as rows [N, d] or transposed [d, N].
+LRB_INLINE void copy_rows(const HeadMatrix& m, index_t n, float* __restrict dst) {
+  for (index_t j = 0; j < n; ++j)
+    for (index_t c = 0; c < kHeadDim; ++c) dst[j * kHeadDim + c] = m.at(j, c);
+}
+LRB_INLINE void copy_transposed(const HeadMatrix& m, index_t n, float* __restrict dst) {
+  for (index_t j = 0; j < n; ++j)
+    for (index_t c = 0; c < kHeadDim; ++c) dst[c * n + j] = m.at(j, c);
+}
+
 // What a head's forward reads and writes. The scratch holds k transposed [d, Nk], v [Nk, d],
 // a row of scores [Nk] and the scaled query [d]. probs is null when nothing will be
 // differentiated (each row stays in the scratch then).
@@ -96,10 +106,11 @@ struct ForwardHead {
   HeadMatrix q, k, v;
   const float* key_offset;  // [Nk]: the key's bias, or -inf where the key is dropped
   float scale;
-  index_t nq, nk, d;
-  float* scratch;
-  float* probs;  // [Nq, Nk] or null
-  float* out;    // [Nq, d], contiguous
+  index_t nq, nk;
+  float* scratch;  // scratch_floats(nk)
+  float* probs;    // [Nq, Nk] or null
+  float* out;      // [Nq, d], contiguous
+  static index_t scratch_floats(index_t nk) { return 2 * nk * kHeadDim + nk + kHeadDim; }
 };
 
 // Softmax of a row of scores in place: its max, exp(s - max), and 1/sum, keys across lanes.
@@ -133,11 +144,8 @@ LRB_INLINE void forward_head(const ForwardHead& a) {
   float* __restrict vr = kt + d * nk;
   float* __restrict row = vr + nk * d;
   float* __restrict qs = row + nk;
-  for (index_t j = 0; j < nk; ++j)
-    for (index_t c = 0; c < d; ++c) {
-      kt[c * nk + j] = a.k.at(j, c);
-      vr[j * d + c] = a.v.at(j, c);
-    }
+  copy_transposed(a.k, nk, kt);
+  copy_rows(a.v, nk, vr);
   for (index_t i = 0; i < a.nq; ++i) {
     float* __restrict s = a.probs ? a.probs + i * nk : row;
     for (index_t c = 0; c < d; ++c) qs[c] = a.q.at(i, c) * a.scale;
@@ -169,9 +177,10 @@ struct BackwardHead {
   HeadMatrix q, k, v, grad_out;
   const float* probs;  // [Nq, Nk]
   float scale;
-  index_t nq, nk, d;
-  float* scratch;
+  index_t nq, nk;
+  float* scratch;       // scratch_floats(nk)
   float *dq, *dk, *dv;  // contiguous [Nq, d], [Nk, d], [Nk, d]
+  static index_t scratch_floats(index_t nk) { return 2 * nk * kHeadDim + nk + 2 * kHeadDim; }
 };
 
 LRB_INLINE void backward_head(const BackwardHead& a) {
@@ -182,11 +191,8 @@ LRB_INLINE void backward_head(const BackwardHead& a) {
   float* __restrict ds = vt + d * nk;
   float* __restrict g = ds + nk;  // this row's output gradient
   float* __restrict qs = g + d;   // and its scaled query
-  for (index_t j = 0; j < nk; ++j)
-    for (index_t c = 0; c < d; ++c) {
-      kr[j * d + c] = a.k.at(j, c);
-      vt[c * nk + j] = a.v.at(j, c);
-    }
+  copy_rows(a.k, nk, kr);
+  copy_transposed(a.v, nk, vt);
   for (index_t i = 0; i < a.nq; ++i) {
     const float* __restrict p = a.probs + i * nk;
     for (index_t c = 0; c < d; ++c) {
@@ -255,9 +261,10 @@ void backward_head_any(const BackwardHead& a) {
 // [B, Nk] float32: the key bias where the key is kept, -inf where it is dropped; all -inf
 // rows (no kept key) are the caller's to zero.
 at::Tensor key_offsets(const at::Tensor& keep, const at::Tensor& bias, index_t B, index_t Nk) {
-  at::Tensor offset = bias.defined() ? bias.to(at::kFloat).contiguous().clone() : at::zeros({B, Nk}, at::kFloat);
-  if (keep.defined()) offset.masked_fill_(keep.logical_not(), -std::numeric_limits<float>::infinity());
-  return offset;
+  const at::Tensor offset = bias.defined() ? bias.to(at::kFloat) : at::zeros({B, Nk}, at::kFloat);
+  // Out of place: the bias may be the caller's own tensor.
+  if (keep.defined()) return offset.masked_fill(keep.logical_not(), -std::numeric_limits<float>::infinity()).contiguous();
+  return offset.contiguous();
 }
 
 at::Tensor forward_all(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& offsets,
@@ -268,7 +275,7 @@ at::Tensor forward_all(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   if (out.numel() == 0) return out;
   at::parallel_for(0, B * H, 1, [&](index_t begin, index_t end) {
     // The scratch is a tensor, so that the counting allocator sees it.
-    at::Tensor scratch = at::empty({2 * Nk * d + Nk + d}, q.options());
+    at::Tensor scratch = at::empty({ForwardHead::scratch_floats(Nk)}, q.options());
     for (index_t bh = begin; bh < end; ++bh) {
       const index_t b = bh / H, h = bh % H;
       float* o = out.data_ptr<float>() + bh * Nq * d;
@@ -279,7 +286,7 @@ at::Tensor forward_all(const at::Tensor& q, const at::Tensor& k, const at::Tenso
         continue;
       }
       forward_head_any({head_of(q, b, h), head_of(k, b, h), head_of(v, b, h), offsets.data_ptr<float>() + b * Nk,
-                        static_cast<float>(scale), Nq, Nk, d, scratch.data_ptr<float>(), p, o});
+                        static_cast<float>(scale), Nq, Nk, scratch.data_ptr<float>(), p, o});
     }
   });
   return out;
@@ -309,11 +316,11 @@ struct FusedSoftmaxFunction : public torch::autograd::Function<FusedSoftmaxFunct
     at::Tensor dv = at::zeros({B, H, Nk, d}, q.options());
     if (dq.numel() > 0 && Nk > 0) {
       at::parallel_for(0, B * H, 1, [&](index_t begin, index_t end) {
-        at::Tensor scratch = at::empty({2 * Nk * d + Nk + 2 * d}, q.options());
+        at::Tensor scratch = at::empty({BackwardHead::scratch_floats(Nk)}, q.options());
         for (index_t bh = begin; bh < end; ++bh) {
           const index_t b = bh / H, h = bh % H;
           backward_head_any({head_of(q, b, h), head_of(k, b, h), head_of(v, b, h), head_of(grad, b, h),
-                             probs.data_ptr<float>() + bh * Nq * Nk, static_cast<float>(scale), Nq, Nk, d,
+                             probs.data_ptr<float>() + bh * Nq * Nk, static_cast<float>(scale), Nq, Nk,
                              scratch.data_ptr<float>(), dq.data_ptr<float>() + bh * Nq * d,
                              dk.data_ptr<float>() + bh * Nk * d, dv.data_ptr<float>() + bh * Nk * d});
         }
@@ -341,7 +348,7 @@ bool fused_softmax_applies(const at::Tensor& q, const at::Tensor& k, const at::T
         x->dim() != 4 || x->is_neg() || x->is_conj())
       return false;
   // Under CPU autocast the products run in the autocast type: LibTorch's path does that.
-  if (!c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutocastCPU)) return false;
+  if (cpu_autocast_active()) return false;
   const index_t d = q.size(3);
   return d == kFusedSoftmaxHeadDim && k.size(3) == d && v.size(3) == d;
 }
