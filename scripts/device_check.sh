@@ -185,8 +185,8 @@ if [ -n "$reuse" ]; then
   build=$reuse
 else
   step configure "LibTorch $torch_version, ABI $torch_abi" configure "$build" &&
-    step build "lrbench, lrb_tests and lrb_kernel_timing, -j $jobs" \
-      cmake --build "$build" -j "$jobs" --target lrbench lrb_tests lrb_kernel_timing || exit 1
+    step build "lrbench, lrb_tests and lrb_kernel_timing, -j $jobs (-k 0: every failing source reported)" \
+      cmake --build "$build" -j "$jobs" --target lrbench lrb_tests lrb_kernel_timing -- -k 0 || exit 1
   build_abi=1
   grep -q '_GLIBCXX_USE_CXX11_ABI=0' "$build/compile_commands.json" && build_abi=0
   figure cxx11_abi "PyTorch $torch_abi, build $build_abi" "torch._C._GLIBCXX_USE_CXX11_ABI against the build's flags: must agree"

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <dlfcn.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (in fmt/format.h only up to fmt 10)
 #include <torch/version.h>
 
 #include <cstdlib>

@@ -1,6 +1,7 @@
 #include "suite/report/report_tables.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (in fmt/format.h only up to fmt 10)
 
 #include <algorithm>
 #include <cmath>

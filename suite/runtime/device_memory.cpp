@@ -8,8 +8,13 @@
 #include "suite/runtime/counting_allocator.h"
 
 #ifdef LRB_WITH_CUDA
+#include <ATen/ops/empty.h>
+#include <c10/core/TensorOptions.h>
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime_api.h>
+
+#include <mutex>
 
 #include "suite/runtime/torch_compat_cuda.h"
 #endif
@@ -18,15 +23,26 @@ namespace lrb {
 
 #ifdef LRB_WITH_CUDA
 namespace {
+// The caching allocator keeps no statistics until CUDA is initialised, which LibTorch does
+// at the first tensor made on a GPU; before that, reading or resetting them throws ("Invalid
+// device argument"). A run reads them before it allocates anything (its live bytes at the
+// start), and the process's first run may find nothing initialised (seen on an H200 when the
+// matmul peak came from the cache), so the first use makes a one-element tensor there.
+c10::DeviceIndex initialised_index(const c10::Device& device) {
+  static std::once_flag once;
+  std::call_once(once, [&] { (void)at::empty({1}, c10::TensorOptions().device(device)); });
+  return device.has_index() ? device.index() : c10::cuda::current_device();
+}
+
 c10::cuda::CUDACachingAllocator::DeviceStats stats_of(const c10::Device& device) {
-  return c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+  return c10::cuda::CUDACachingAllocator::getDeviceStats(initialised_index(device));
 }
 }  // namespace
 #endif
 
 void reset_device_peak(const c10::Device& device) {
 #ifdef LRB_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(initialised_index(device));
 #else
   (void)device;
 #endif
@@ -67,7 +83,7 @@ void set_device_memory_limit(const c10::Device& device, std::int64_t bytes) {
   if (!device.is_cuda()) return;
   const std::int64_t total = device_total_bytes(device);
   const double fraction = bytes <= 0 || total <= 0 ? 1.0 : std::min(1.0, static_cast<double>(bytes) / static_cast<double>(total));
-  c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, device.index());
+  c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, initialised_index(device));
 #else
   (void)device;
   (void)bytes;

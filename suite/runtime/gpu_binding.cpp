@@ -1,6 +1,7 @@
 #include "suite/runtime/gpu_binding.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (in fmt/format.h only up to fmt 10)
 
 #include <cstdlib>
 #include <map>

@@ -1,6 +1,7 @@
 #include "suite/sweep/gpu_setup.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (in fmt/format.h only up to fmt 10)
 
 #include <vector>
 

@@ -170,6 +170,10 @@ PoolingAttention::Pooled PoolingAttention::apply_pool(const Pool& p, const at::T
       y = two_d ? at::max_pool2d(y, p.kernel, p.stride, p.padding) : at::max_pool1d(y, p.kernel, p.stride, p.padding);
       break;
     case PoolMode::Avg:
+      // On CUDA the permuted y is channels-last, whose avg_pool2d backward ignores the padding
+      // and returns wrong gradients without an error (PyTorch issue 188344; seen in 2.11 on an
+      // H200 by this project's kernel tests): pool a contiguous copy there.
+      if (y.is_cuda()) y = y.contiguous();
       y = two_d ? at::avg_pool2d(y, p.kernel, p.stride, p.padding) : at::avg_pool1d(y, p.kernel, p.stride, p.padding);
       break;
   }

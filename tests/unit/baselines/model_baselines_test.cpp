@@ -574,7 +574,8 @@ TEST(ModelMaelre, TauReadingsAreOptions) {
     return build("maelre", t, o)->forward(x);
   };
   const at::Tensor row = out({{"tau_mode", "row"}});
-  EXPECT_TRUE(at::equal(out({{"tau_mode", "row-input"}, {"tau", 1.0}}), row));
+  // Equal to rounding: bit-equal on LibTorch 1.13 and 2.6, not on 2.11 with 16 threads.
+  EXPECT_TRUE(at::allclose(out({{"tau_mode", "row-input"}, {"tau", 1.0}}), row, 1e-6, 1e-7));
   const at::Tensor automatic = out(json::object()), output = out({{"tau_mode", "output"}});
   EXPECT_FALSE(at::allclose(automatic, row));
   EXPECT_FALSE(at::allclose(output, row));

@@ -151,20 +151,23 @@ void check(PoolingAttentionOptions o, std::int64_t B, const at::Tensor& mask = {
     }
     ref.p[item.key()] = item.value().detach().to(at::kDouble);
   }
-  module.to(test_device());
+  const at::Device device = test_device();
+  module.to(device);
+  const at::Tensor device_mask = mask.defined() ? mask.to(device) : mask;
   const auto in = random_qkv(B, o.heads, N, o.head_dim);
   at::Tensor query_keep;
   if (mask.defined()) {
     at::NoGradGuard no_grad;
     ref(in.q, in.k, in.v, mask, &query_keep);
-    const PoolingAttentionOutput got = module.forward(in.q.to(at::kFloat), in.k.to(at::kFloat), in.v.to(at::kFloat), mask);
+    const PoolingAttentionOutput got = module.forward(in.q.to(device, at::kFloat), in.k.to(device, at::kFloat),
+                                                      in.v.to(device, at::kFloat), device_mask);
     ASSERT_TRUE(got.keep.defined());
-    EXPECT_TRUE(at::equal(got.keep, query_keep)) << "pooled query mask";
+    EXPECT_TRUE(at::equal(got.keep.cpu(), query_keep)) << "pooled query mask";
     // Some pooled queries and keys are padding, some mix real and padded positions: the
     // rule is exercised, not only the mask's shape.
     EXPECT_FALSE(query_keep.all().item<bool>());
   }
-  expect_matches([&](auto& q, auto& k, auto& v) { return module.forward(q, k, v, mask).out; },
+  expect_matches([&](auto& q, auto& k, auto& v) { return module.forward(q, k, v, device_mask).out; },
                  [&](auto& q, auto& k, auto& v) { return ref(q, k, v, mask); }, in.q, in.k, in.v, query_keep);
 }
 

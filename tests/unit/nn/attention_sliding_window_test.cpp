@@ -114,8 +114,8 @@ TEST(AttentionSlidingWindow, SeparateGlobalProjections) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   expect_matches(
       [&](auto& q, auto& k, auto& v) {
-        const GlobalProjections gp{at::matmul(q, wq.to(q.scalar_type())), at::matmul(k, wk.to(q.scalar_type())),
-                                   at::matmul(v, wv.to(q.scalar_type()))};
+        const auto like_q = [&](const at::Tensor& w) { return w.to(q.device(), q.scalar_type()); };
+        const GlobalProjections gp{at::matmul(q, like_q(wq)), at::matmul(k, like_q(wk)), at::matmul(v, like_q(wv))};
         return sliding_window_attention(q, k, v, o, mask, gmask, gp);
       },
       [&](auto& q, auto& k, auto& v) {

@@ -88,7 +88,7 @@ TEST(AttentionTala, EveryFormMatchesTheReference) {
             const TalaOptions o = options(form, kind, normalise, chunk);
             expect_matches(
                 [&](auto& q, auto& k, auto& v) {
-                  return tala(o, q, k, v, mask, {}, bias.defined() ? bias.to(q.scalar_type()) : bias);
+                  return tala(o, q, k, v, mask, {}, bias.defined() ? bias.to(q.device(), q.scalar_type()) : bias);
                 },
                 [&](auto& q, auto& k, auto& v) { return reference(q, k, v, mask, D, normalise); }, in.q, in.k, in.v,
                 mask);
