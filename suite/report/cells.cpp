@@ -89,8 +89,9 @@ std::string revision_of(const RunRecord& r) {
 // (two GPU models are two devices for timing figures).
 std::string device_of(const RunRecord& r) {
   std::string d = r.spec.value("device", std::string("cpu"));
-  for (const char* key : {"device_name", "gpu_name"})
-    if (r.provenance.contains(key) && r.provenance.at(key).is_string()) return d + " (" + r.provenance.at(key).get<std::string>() + ")";
+  if (const std::string gpu = r.gpu_name(); !gpu.empty()) return d + " (" + gpu + ")";
+  if (r.provenance.contains("device_name") && r.provenance.at("device_name").is_string())
+    return d + " (" + r.provenance.at("device_name").get<std::string>() + ")";
   return d;
 }
 
@@ -100,9 +101,9 @@ bool same_revision_and_device(const RunRecord& a, const RunRecord& b) {
     const auto i = x.find(key), j = y.find(key);
     return (i == x.end()) == (j == y.end()) && (i == x.end() || *i == *j);
   };
-  for (const char* key : {"git_revision", "git_dirty", "device_name", "gpu_name"})
+  for (const char* key : {"git_revision", "git_dirty", "device_name"})
     if (!same(a.provenance, b.provenance, key)) return false;
-  return same(a.spec, b.spec, "device");
+  return a.gpu_name() == b.gpu_name() && same(a.spec, b.spec, "device");
 }
 
 }  // namespace

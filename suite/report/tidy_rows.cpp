@@ -77,9 +77,13 @@ std::vector<Cell> run_cells(const RunRecord& run) {
           {"ranks_per_run", ranks}};
 }
 
-std::vector<Cell> provenance_cells(const json& provenance) {
+std::vector<Cell> provenance_cells(const RunRecord* run) {
   std::vector<Cell> cells;
-  for (const char* c : kProvenanceColumns) cells.push_back({c, field_or_null(provenance, c)});
+  for (const std::string c : kProvenanceColumns) {
+    if (!run) cells.push_back({c, nullptr});
+    else if (c == "gpu_name") cells.push_back({c, run->gpu_name().empty() ? json() : json(run->gpu_name())});
+    else cells.push_back({c, field_or_null(run->provenance, c.c_str())});
+  }
   return cells;
 }
 
@@ -206,7 +210,7 @@ std::size_t write_tidy_rows(const ReportInput& input, TidyFormat format, std::os
   writer.header();
   for (std::size_t i = 0; i < input.runs.size(); ++i) {
     const RunRecord& run = input.runs[i];
-    writer.begin_run(run_cells(run), settings[i], provenance_cells(run.provenance));
+    writer.begin_run(run_cells(run), settings[i], provenance_cells(&run));
     for (const auto& [figure, value] : run.metrics) {
       const auto [unit, direction] = unit_and_direction(run, figure);
       writer.row(figure, value, unit, direction);

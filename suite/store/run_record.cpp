@@ -26,4 +26,12 @@ std::string RunRecord::primary_metric() const {
   return "eval_accuracy";
 }
 
+std::string RunRecord::gpu_name() const {
+  if (!provenance.is_object()) return "";
+  const auto gpu = provenance.find("gpu");
+  if (gpu == provenance.end() || !gpu->is_object()) return "";
+  const auto name = gpu->find("name");
+  return name != gpu->end() && name->is_string() ? name->get<std::string>() : "";
+}
+
 }  // namespace lrb

@@ -49,6 +49,7 @@ struct RunRecord {
   std::map<std::string, RecordedFigure> figures;
 
   std::string primary_metric() const;  // spec's task metrics[0], prefixed "eval_"
+  std::string gpu_name() const;        // the GPU it trained on (provenance gpu.name); empty on a CPU
 };
 
 }  // namespace lrb

@@ -311,7 +311,7 @@ TEST(ReportWarnings, MixedRevisionsAndDevicesAreNamed) {
       d.revision = s == 0 ? "aaa1111" : "bbb2222";
       d.metrics = {{"eval_accuracy", 0.5 + 0.1 * s}};
       RunRecord r = test::make_run(d);
-      if (std::string(model) == "linear") r.provenance["device_name"] = "NVIDIA H200";
+      if (std::string(model) == "linear") r.provenance["gpu"] = {{"name", "NVIDIA H200"}, {"index", 0}};  // as set_up_gpu writes it
       std::filesystem::create_directories(t / "runs");
       write_run_file(ResultsLayout(t.path()).run_file(r.key), r);
     }

@@ -93,6 +93,7 @@ ReportInput two_models() {
   ReportInput in;
   in.runs.push_back(run("transformer", 0, {{"eval_accuracy", 0.61}, {"step_seconds_median", 0.25}}, {{"dim", 16}}));
   in.runs.push_back(run("linear", 1, {{"eval_accuracy", 0.7}, {"allreduce_share", 0.125}}, {{"feature_map", "elu"}}));
+  in.runs.back().provenance["gpu"] = {{"name", "NVIDIA H200"}, {"index", 0}};  // as a CUDA run records it
   return in;
 }
 
@@ -130,6 +131,8 @@ TEST(TidyRows, OneRowPerRunAndFigureWithEverySettingAsItsOwnColumn) {
   EXPECT_EQ(acc.at("git_revision"), "abc1234");
   EXPECT_EQ(acc.at("git_dirty"), "false");
   EXPECT_EQ(acc.at("threads"), "1");
+  EXPECT_EQ(acc.at("gpu_name"), "");
+  EXPECT_EQ(row_of(csv, "linear", "eval_accuracy").at("gpu_name"), "NVIDIA H200");  // from provenance gpu.name
   EXPECT_EQ(acc.at("run_key"), two_models().runs[0].key);
   EXPECT_EQ(row_of(csv, "linear", "eval_accuracy").at("model.feature_map"), "elu");
 }
