@@ -46,28 +46,10 @@ bool same_value(const json& a, const json& b) {
   return a == b;
 }
 
-const json* at_path(const json& spec, const std::string& path) {
-  const json* j = &spec;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    const std::size_t dot = path.find('.', start);
-    const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!j->is_object() || !j->contains(part)) {
-      // A [train] option left out of the spec at its default (train_identity) has that value.
-      if (start == 6 && dot == std::string::npos && path.compare(0, 6, "train.") == 0) return omitted_train_default(part);
-      return nullptr;
-    }
-    j = &j->at(part);
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return j;
-}
-
 std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 bool has_variant(const json& spec, const std::string& name) {
-  const json* list = at_path(spec, "evaluate.variants");
+  const json* list = spec_value_at(spec, "evaluate.variants");
   if (!list || !list->is_array()) return false;
   return std::any_of(list->begin(), list->end(), [&](const json& v) { return v.value("name", std::string()) == name; });
 }
@@ -203,7 +185,7 @@ std::string number_text(double v) { return fmt::format("{:g}", v == 0 ? 0.0 : v)
 bool CellSelector::matches(const json& run_spec) const {
   bool names_ranks = false;
   for (const auto& [path, v] : match) {
-    const json* got = at_path(run_spec, path);
+    const json* got = spec_value_at(run_spec, path);
     if (!got || !same_value(*got, v)) return false;
     names_ranks = names_ranks || path == "ranks_per_run";
   }
@@ -538,7 +520,7 @@ void ClaimChecker::check_variant_named(const CellSelector& sel, const char* side
   for (const auto& r : runs) {
     if (!model_only.matches(r.spec)) continue;
     if (has_variant(r.spec, sel.variant)) any = true;
-    if (const json* list = at_path(r.spec, "evaluate.variants"))
+    if (const json* list = spec_value_at(r.spec, "evaluate.variants"))
       for (const auto& v : *list) declared.insert(v.value("name", std::string()));
   }
   if (!any)
@@ -571,7 +553,7 @@ void ClaimChecker::selects_nothing(const CellSelector& sel, const char* side) co
       before.match.assign(sel.match.begin(), sel.match.begin() + static_cast<std::ptrdiff_t>(k - 1));
       if (!before.matches(r.spec)) continue;
       if (prefix.matches(r.spec)) any = true;
-      if (const json* v = at_path(r.spec, sel.match[k - 1].first)) values.insert(value_text(*v));
+      if (const json* v = spec_value_at(r.spec, sel.match[k - 1].first)) values.insert(value_text(*v));
     }
     if (!any) {
       why = "no run has " + path_name(sel.match[k - 1].first) + " = " + value_text(sel.match[k - 1].second) +
@@ -661,7 +643,7 @@ void ClaimChecker::check() {
   if (c.kind == ClaimKind::Scaling) {
     auto matched = one_cell(c.a, "a", c.over);
     std::set<double> xs;
-    for (const auto* r : matched) xs.insert(at_path(r->spec, c.over)->get<double>());
+    for (const auto* r : matched) xs.insert(spec_value_at(r->spec, c.over)->get<double>());
     if (xs.size() < 3)
       throw UserError(c.a.where, "in " + section + ", '" + path_name(c.over) + "' takes " + std::to_string(xs.size()) +
                                      " value(s) among the runs of '" + c.a.label + "'; a slope with an interval needs at least 3");

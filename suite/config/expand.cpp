@@ -395,32 +395,30 @@ std::vector<std::string> varying_paths(const std::vector<const json*>& all_specs
   return kept;
 }
 
+const json* spec_value_at(const json& spec, const std::string& spec_path) {
+  const json* j = &spec;
+  for (std::size_t from = 0; j != nullptr && from <= spec_path.size();) {
+    const std::size_t to = std::min(spec_path.find('.', from), spec_path.size());
+    const auto it = j->is_object() ? j->find(spec_path.substr(from, to - from)) : j->end();
+    j = (j->is_object() && it != j->end()) ? &*it : nullptr;
+    from = to + 1;
+  }
+  // A [train] option left out of the spec at its default (train_identity) has that value.
+  if (j == nullptr && spec_path.compare(0, 6, "train.") == 0 && spec_path.find('.', 6) == std::string::npos)
+    return omitted_train_default(spec_path.substr(6));
+  return j;
+}
+
 json value_at_path(const json& spec, const std::string& path) {
-  // The path walked directly (a report asks this of every run); flattening the whole spec
+  // The path walked directly (a report asks this of every run): a task's or model's options
+  // sit under "options", [train] and the task's seq_len as they are. Flattening the whole spec
   // below gives the same answer and covers option names that hold a dot themselves.
   const auto dot = path.find('.');
   const std::string root = path.substr(0, dot);
   if (dot != std::string::npos && (root == "task" || root == "model" || root == "train") && spec.is_object()) {
-    const std::string rest = path.substr(dot + 1);
-    const json* j = nullptr;
-    if (root == "task" && rest == "seq_len") {
-      const auto task = spec.find("task");
-      if (task != spec.end() && task->is_object() && task->contains("seq_len")) return task->at("seq_len");
-    } else {
-      const auto top = spec.find(root);
-      if (top != spec.end() && top->is_object()) {
-        j = root == "train" ? &*top : (top->contains("options") ? &top->at("options") : nullptr);
-        for (std::size_t from = 0; j != nullptr && from <= rest.size();) {
-          const std::size_t to = std::min(rest.find('.', from), rest.size());
-          const auto it = j->is_object() ? j->find(rest.substr(from, to - from)) : j->end();
-          j = (j->is_object() && it != j->end()) ? &*it : nullptr;
-          from = to + 1;
-        }
-      }
-      if (j != nullptr && !j->is_object()) return *j;
-      if (root == "train" && j == nullptr)
-        if (const json* d = omitted_train_default(rest)) return *d;
-    }
+    const bool as_stored = root == "train" || path == "task.seq_len";
+    const json* j = spec_value_at(spec, as_stored ? path : root + ".options." + path.substr(dot + 1));
+    if (j != nullptr && !j->is_object()) return *j;
   }
   auto leaves = setting_leaves(spec);
   auto it = leaves.find(path);

@@ -34,7 +34,12 @@ std::int64_t count_runs_upper_bound(const SweepSpec& spec);
 // row shows. Returns flattened "task.seq_len", "model.attention", "train.lr", ... paths.
 std::vector<std::string> varying_paths(const std::vector<json>& specs);
 std::vector<std::string> varying_paths(const std::vector<const json*>& specs);
+// A run spec's value at a setting path ("model.window", "train.lr", "task.seq_len"); null
+// where the run has none. A [train] option left out of the spec at its default has that value.
 json value_at_path(const json& spec, const std::string& path);
+// The same at a path of the spec as stored ("model.options.window", "evaluate.variants",
+// "ranks_per_run"), for the claims' selectors; nullptr where the spec has none.
+const json* spec_value_at(const json& spec, const std::string& spec_path);
 // "listops/256 transformer attention=linear seed 0"
 std::string describe_run(const RunSpec& run, const std::vector<std::string>& varying);
 
