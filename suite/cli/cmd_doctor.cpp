@@ -13,6 +13,7 @@
 
 #include "suite/cli/command.h"
 #include "suite/core/cache_folder.h"
+#include "suite/core/cpu_info.h"
 #include "suite/core/environment.h"
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
@@ -88,6 +89,7 @@ int doctor() {
                "           Install libopenblas0-openmp (scripts/setup.sh does) or select it with\n"
                "           update-alternatives --config libblas.so.3-x86_64-linux-gnu\n");
   }
+  fmt::print("CPU          {}\n", cpu_info().text());
   fmt::print("threads      intra-op {} (default; lrbench sets it per rank), inter-op {}, cores available {} ({} physical: "
              "`lrbench run --ranks auto` starts up to that many ranks)\n",
              at::get_num_threads(), at::get_num_interop_threads(), available_cores(), available_physical_cores());

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "suite/core/cache_folder.h"
+#include "suite/core/cpu_info.h"
 #include "suite/core/environment.h"
 #include "suite/core/version.h"
 #include "suite/hdf5/h5.h"
@@ -45,6 +46,10 @@ nlohmann::json job_provenance(const MpiSession& mpi, const SweepSpec& spec, int 
                       {"mpi_library", mpi_library_version()},
                       {"slurm", slurm_environment()},
                       {"pid", static_cast<long>(::getpid())}};
+  // The processor and the cores this process may use: machines differ by 2x and more.
+  j["cpu"] = cpu_info().to_json();
+  j["cpu"]["cores_available"] = available_cores();
+  j["cpu"]["physical_cores_available"] = available_physical_cores();
   if (!shard.whole()) j["shard"] = shard.text();
   // Which GPUs this rank could see (Slurm's --gpus-per-task binding sets it per task).
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) j["cuda_visible_devices"] = v;

@@ -1,0 +1,25 @@
+#pragma once
+// The processor a run computed on. Machines differ by 2x and more in a step's time, so every
+// run file names its processor (provenance `cpu`) and `lrbench doctor` prints it.
+#include <istream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lrb {
+
+struct CpuInfo {
+  std::string model_name;             // /proc/cpuinfo's "model name" ("AMD EPYC 9R14"); "" where unknown
+  int family = -1, model = -1;        // x86 "cpu family" and "model" (which core design); -1 where unknown
+  std::vector<std::string> features;  // the vector instructions lrbench's kernels and bf16 choose by
+  nlohmann::json to_json() const;
+  std::string text() const;  // "AMD EPYC (family 25, model 17); avx2 fma avx512f avx512_bf16"
+};
+
+// The first processor's entries of a /proc/cpuinfo text (features left empty).
+CpuInfo parse_cpuinfo(std::istream& in);
+// This machine's: /proc/cpuinfo, with the features GCC's cpuid reading reports.
+CpuInfo cpu_info();
+
+}  // namespace lrb
