@@ -44,10 +44,8 @@ CpuInfo parse_cpuinfo(std::istream& in) {
   return c;
 }
 
-CpuInfo cpu_info() {
-  std::ifstream in("/proc/cpuinfo");
-  CpuInfo c = parse_cpuinfo(in);
-  // What GCC's cpuid reading reports (AMX also needs the kernel's permission, asked for by LibTorch).
+std::vector<std::string> cpu_features() {
+  // AMX also needs the kernel's permission, which LibTorch asks for.
   const std::pair<const char*, bool> known[] = {
       {"avx2", __builtin_cpu_supports("avx2")},         {"fma", __builtin_cpu_supports("fma")},
       {"avx512f", __builtin_cpu_supports("avx512f")},   {"avx512_bf16", __builtin_cpu_supports("avx512bf16")},
@@ -55,8 +53,16 @@ CpuInfo cpu_info() {
       {"amx_bf16", __builtin_cpu_supports("amx-bf16")},
 #endif
   };
+  std::vector<std::string> features;
   for (const auto& [feature, present] : known)
-    if (present) c.features.emplace_back(feature);
+    if (present) features.emplace_back(feature);
+  return features;
+}
+
+CpuInfo cpu_info() {
+  std::ifstream in("/proc/cpuinfo");
+  CpuInfo c = parse_cpuinfo(in);
+  c.features = cpu_features();
   return c;
 }
 

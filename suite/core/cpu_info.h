@@ -19,7 +19,10 @@ struct CpuInfo {
 
 // The first processor's entries of a /proc/cpuinfo text (features left empty).
 CpuInfo parse_cpuinfo(std::istream& in);
-// This machine's: /proc/cpuinfo, with the features GCC's cpuid reading reports.
+// The vector instructions among avx2, fma, avx512f, avx512_bf16, amx_bf16 that this processor
+// has (cpuid, as the compiler's __builtin_cpu_supports reads it; no file read).
+std::vector<std::string> cpu_features();
+// This machine's: /proc/cpuinfo, with cpu_features().
 CpuInfo cpu_info();
 
 }  // namespace lrb

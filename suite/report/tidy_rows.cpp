@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -79,10 +80,10 @@ std::vector<Cell> run_cells(const RunRecord& run) {
 
 std::vector<Cell> provenance_cells(const RunRecord* run) {
   std::vector<Cell> cells;
-  for (const std::string c : kProvenanceColumns) {
+  for (const char* c : kProvenanceColumns) {
     if (!run) cells.push_back({c, nullptr});
-    else if (c == "gpu_name") cells.push_back({c, run->gpu_name().empty() ? json() : json(run->gpu_name())});
-    else cells.push_back({c, field_or_null(run->provenance, c.c_str())});
+    else if (std::string_view(c) == "gpu_name") cells.push_back({c, run->gpu_name().empty() ? json() : json(run->gpu_name())});
+    else cells.push_back({c, field_or_null(run->provenance, c)});
   }
   return cells;
 }

@@ -2,9 +2,13 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
 #include <cstdlib>
 #include <cstring>
 
+#include "suite/core/cpu_info.h"
 #include "suite/core/errors.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/torch_compat_autocast.h"
@@ -14,9 +18,9 @@ namespace lrb {
 namespace {
 
 Bf16Support cpu_bf16_support() {
-  // GCC's cpuid reading; AMX also needs the kernel's permission, which LibTorch asks for.
-  if (__builtin_cpu_supports("amx-bf16")) return {true, "amx_bf16"};
-  if (__builtin_cpu_supports("avx512bf16")) return {true, "avx512_bf16"};
+  const std::vector<std::string> features = cpu_features();
+  for (const char* how : {"amx_bf16", "avx512_bf16"})
+    if (std::find(features.begin(), features.end(), how) != features.end()) return {true, how};
   return {false, "this CPU has neither AVX512-BF16 nor AMX-BF16"};
 }
 
