@@ -48,7 +48,6 @@
 
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
@@ -58,6 +57,7 @@
 #include <map>
 
 #include "suite/nn/attention/pooling.h"
+#include "suite/nn/dropout.h"
 #include "suite/nn/input_stem.h"
 #include "suite/contracts/model.h"
 
@@ -205,7 +205,7 @@ struct BlockImpl : torch::nn::Module {
         proj(register_module("proj", torch::nn::Linear(b.attn_dim, b.attn_dim))),
         fc1(register_module("fc1", torch::nn::Linear(b.attn_dim, p.mlp_ratio * b.attn_dim))),
         fc2(register_module("fc2", torch::nn::Linear(p.mlp_ratio * b.attn_dim, b.dim_out))),
-        drop(register_module("drop", torch::nn::Dropout(p.dropout))) {
+        drop(register_module("drop", Dropout(p.dropout))) {
     // The pooling parameters use their own generator; seeding it from torch's keeps the
     // whole initialisation a function of the run's init seed.
     const auto seed = static_cast<std::uint64_t>(
@@ -238,7 +238,7 @@ struct BlockImpl : torch::nn::Module {
   torch::nn::LayerNorm norm1, norm2;
   torch::nn::Linear qkv, proj, fc1, fc2;
   torch::nn::Linear skip_proj{nullptr};
-  torch::nn::Dropout drop;
+  Dropout drop;
   std::shared_ptr<PoolingAttention> attn;
 };
 TORCH_MODULE(Block);

@@ -52,7 +52,6 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
@@ -60,6 +59,7 @@
 #include <map>
 
 #include "baselines/sret/sliced_attention.h"
+#include "suite/nn/dropout.h"
 #include "suite/nn/input_stem.h"
 #include "suite/nn/merge_rate.h"
 #include "suite/nn/token_merging.h"
@@ -179,7 +179,7 @@ class SretBlockImpl : public torch::nn::Module {
     norm2_ = register_module("norm2", layer_norm(dim));
     fc1_ = register_module("fc1", torch::nn::Linear(dim, hidden));
     fc2_ = register_module("fc2", torch::nn::Linear(hidden, dim));
-    drop_ = register_module("drop", torch::nn::Dropout(dropout));
+    drop_ = register_module("drop", Dropout(dropout));
     for (int i = 0; i < 4; ++i) c_[i] = register_parameter("coefficient" + std::to_string(i + 1), coefficient());
   }
 
@@ -213,7 +213,7 @@ class SretBlockImpl : public torch::nn::Module {
   std::int64_t heads_;
   torch::nn::LayerNorm norm1_{nullptr}, norm2_{nullptr};
   torch::nn::Linear qkv_{nullptr}, proj_{nullptr}, fc1_{nullptr}, fc2_{nullptr};
-  torch::nn::Dropout drop_{nullptr};
+  Dropout drop_{nullptr};
   at::Tensor c_[4];
 };
 TORCH_MODULE(SretBlock);
@@ -226,7 +226,7 @@ class NonProjImpl : public torch::nn::Module {
     norm_ = register_module("norm", layer_norm(dim));
     fc1_ = register_module("fc1", torch::nn::Linear(dim, hidden));
     fc2_ = register_module("fc2", torch::nn::Linear(hidden, dim));
-    drop_ = register_module("drop", torch::nn::Dropout(dropout));
+    drop_ = register_module("drop", Dropout(dropout));
     c1_ = register_parameter("coefficient1", coefficient());
     c2_ = register_parameter("coefficient2", coefficient());
   }
@@ -237,7 +237,7 @@ class NonProjImpl : public torch::nn::Module {
  private:
   torch::nn::LayerNorm norm_{nullptr};
   torch::nn::Linear fc1_{nullptr}, fc2_{nullptr};
-  torch::nn::Dropout drop_{nullptr};
+  Dropout drop_{nullptr};
   at::Tensor c1_, c2_;
 };
 TORCH_MODULE(NonProj);

@@ -11,7 +11,7 @@ EncoderLayerImpl::EncoderLayerImpl(const EncoderLayerOptions& o) : options(o) {
   proj = register_module("proj", torch::nn::Linear(o.dim, o.dim));
   fc1 = register_module("fc1", torch::nn::Linear(o.dim, o.mlp_ratio * o.dim));
   fc2 = register_module("fc2", torch::nn::Linear(o.mlp_ratio * o.dim, o.dim));
-  drop = register_module("drop", torch::nn::Dropout(o.dropout));
+  drop = register_module("drop", Dropout(o.dropout));
 }
 
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const AttendFn& attend) {

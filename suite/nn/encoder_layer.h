@@ -5,7 +5,6 @@
 // projections, such as Longformer's global ones).
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "suite/contracts/options.h"
+#include "suite/nn/dropout.h"
 
 namespace lrb {
 
@@ -33,7 +33,7 @@ class EncoderLayerImpl : public torch::nn::Module {
   EncoderLayerOptions options;
   torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr};
   torch::nn::Linear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
-  torch::nn::Dropout drop{nullptr};
+  Dropout drop{nullptr};
 };
 TORCH_MODULE(EncoderLayer);
 

@@ -2,19 +2,16 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
-#include <torch/version.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 
 #include "suite/core/errors.h"
 #include "suite/core/seeds.h"
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
-#include "suite/nn/batched_matmul.h"
+#include "suite/nn/fp32_cpu_conv.h"
 
 namespace lrb {
 namespace {
@@ -167,20 +164,7 @@ PoolingAttention::Pooled PoolingAttention::apply_pool(const Pool& p, const at::T
   const bool two_d = o.grid.size() == 2;
   switch (o.mode) {
     case PoolMode::Conv: {
-#if TORCH_VERSION_MAJOR < 2
-      // LibTorch 1.13's bf16 depthwise convolution on the CPU (oneDNN) now and then returns
-      // non-finite weight gradients (seen on an AVX512-BF16 Zen 4: in most processes, for about
-      // a fifth of the steps; never in fp32, never with LibTorch 2.6). Under CPU autocast the
-      // pooling convolution runs in fp32 there, as LibTorch's autocast runs layer_norm.
-      const bool fp32_conv = y.is_cpu() && cpu_autocast_active();
-#else
-      const bool fp32_conv = false;
-#endif
-      std::optional<c10::impl::ExcludeDispatchKeyGuard> no_autocast;
-      if (fp32_conv) {
-        no_autocast.emplace(c10::DispatchKey::AutocastCPU);
-        y = y.to(at::kFloat);
-      }
+      const Fp32CpuConvScope fp32_conv(y);  // LibTorch 1.13's bf16 CPU convolution: fp32_cpu_conv.h
       y = two_d ? at::conv2d(y, p.weight, {}, p.stride, p.padding, {1, 1}, d)
                 : at::conv1d(y, p.weight, {}, p.stride, p.padding, {1}, d);
       break;
