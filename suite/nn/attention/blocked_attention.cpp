@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "suite/core/errors.h"
+#include "suite/nn/attention/blocked_small_head.h"
 #include "suite/nn/batched_matmul.h"
 
 namespace lrb {
@@ -52,6 +53,14 @@ at::Tensor group_scores(const KeyLayout& layout, const at::Tensor& qs, const at:
   return s;
 }
 
+// The group's additive score offsets for the fused path: the bias, -inf where dropped;
+// broadcastable to [B, H, n, block, slots] (never expanded here).
+at::Tensor group_offsets(const KeyLayout& layout, std::int64_t j0, std::int64_t n) {
+  const at::Tensor bias = layout.bias(j0, n), drop = layout.drop_mask(j0, n);
+  at::Tensor offsets = bias.defined() ? bias.to(at::kFloat) : at::zeros({1, 1, 1, 1, layout.slots()}, at::kFloat);
+  return drop.defined() ? offsets.masked_fill(drop, -kInf) : offsets;
+}
+
 std::int64_t group_blocks(const KeyLayout& layout, std::int64_t batch_heads, std::int64_t budget) {
   const std::int64_t per_block = std::max<std::int64_t>(1, batch_heads * layout.block_size() * layout.slots());
   return std::clamp<std::int64_t>(budget / per_block, 1, std::max<std::int64_t>(1, layout.max_group()));
@@ -68,8 +77,16 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
     at::Tensor out5 = out.view({B, H, nb, bq, dv});
     at::Tensor lse5 = lse.view({B, H, nb, bq, 1});
     const std::int64_t G = group_blocks(*layout, B * H, budget);
+    // CPU float32 heads of 8: each group in one fused pass (blocked_small_head.h).
+    const bool fused = blocked_small_head_applies(q, k, v);
     for (std::int64_t j0 = 0; j0 < nb; j0 += G) {
       const std::int64_t n = std::min(G, nb - j0);
+      if (fused) {
+        at::Tensor out_g = out5.narrow(2, j0, n), lse_g = lse5.narrow(2, j0, n);
+        blocked_small_head_forward(qs.narrow(2, j0, n), layout->gather(k, j0, n), layout->gather(v, j0, n),
+                                   group_offsets(*layout, j0, n), out_g, lse_g);
+        continue;
+      }
       at::Tensor p = group_scores(*layout, qs, layout->gather(k, j0, n), j0, n);
       at::Tensor m = p.amax(-1, /*keepdim=*/true);
       m.masked_fill_(m.eq(-kInf), 0);  // rows with every key dropped
@@ -85,6 +102,7 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
     ctx->saved_data["layout"] = at::IValue::make_capsule(layout);
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["budget"] = budget;
+    ctx->saved_data["fused"] = fused;
     return out;
   }
 
@@ -105,10 +123,20 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
     at::Tensor dk = at::zeros_like(k, at::MemoryFormat::Contiguous);
     at::Tensor dvs = at::zeros_like(v, at::MemoryFormat::Contiguous);
     const std::int64_t G = group_blocks(*layout, B * H, budget);
+    const bool fused = ctx->saved_data["fused"].toBool();
     for (std::int64_t j0 = 0; j0 < nb; j0 += G) {
       const std::int64_t n = std::min(G, nb - j0);
       const at::Tensor kg = layout->gather(k, j0, n);
       const at::Tensor vg = layout->gather(v, j0, n);
+      if (fused) {
+        at::Tensor dq_g = dq5.narrow(2, j0, n), dkg, dvg;
+        blocked_small_head_backward(qs.narrow(2, j0, n), kg, vg, group_offsets(*layout, j0, n),
+                                    lse5.narrow(2, j0, n), delta.narrow(2, j0, n), dout.narrow(2, j0, n), scale, dq_g,
+                                    dkg, dvg);
+        layout->scatter_add(dvs, dvg, j0, n);
+        layout->scatter_add(dk, dkg, j0, n);
+        continue;
+      }
       at::Tensor p = group_scores(*layout, qs, kg, j0, n);
       p.sub_(lse5.narrow(2, j0, n)).exp_();
       const at::Tensor dog = dout.narrow(2, j0, n);

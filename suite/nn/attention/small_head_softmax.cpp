@@ -7,76 +7,18 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 #include "suite/core/errors.h"
+#include "suite/nn/attention/vec8.h"
 #include "suite/nn/batched_matmul.h"
-
-// The hot loops use GCC's vector extension (8 floats: one AVX register, two SSE registers on
-// the baseline x86-64): keys across the lanes for the scores, a head's row (d = 8) as one
-// vector for the products with v, k and q. Each head kernel is compiled twice, for AVX2 + FMA
-// and for the baseline, and the first is taken where the CPU has both (a feature test: GCC's
-// target_clones("arch=...") would test the CPU model instead). This file is compiled with
-// -O3 -ffp-contract=fast (suite/CMakeLists.txt) so that a*b+c becomes one FMA.
-#if defined(__x86_64__) && defined(__GNUC__)
-#define LRB_HAS_AVX2_PATH 1
-#define LRB_AVX2_FMA __attribute__((target("avx2,fma")))
-#endif
-#define LRB_INLINE inline __attribute__((always_inline))
-
-// Everything with a vector in its signature is inlined into the two head kernels, so the
-// note that an AVX vector would change the ABI of a real call does not apply.
-#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace lrb {
 namespace {
 
+using namespace vec8;
 using index_t = std::int64_t;
-typedef float V8 __attribute__((vector_size(32)));
-typedef std::int32_t I8 __attribute__((vector_size(32)));
 constexpr index_t kHeadDim = kFusedSoftmaxHeadDim;
-constexpr float kMinExponent = -87.0f;  // exp below this is under float's normal range: 0 here
-
-LRB_INLINE V8 load8(const float* p) {
-  V8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-LRB_INLINE void store8(float* p, const V8& v) { std::memcpy(p, &v, sizeof v); }
-LRB_INLINE V8 splat(float x) { return V8{} + x; }
-LRB_INLINE float lane_sum(const V8& v) {
-  float s = 0;
-  for (int l = 0; l < 8; ++l) s += v[l];
-  return s;
-}
-
-// exp(x) for x <= 0 (a score minus its row's maximum) or -inf (a dropped key), exactly 0
-// below kMinExponent. Cephes' expf: x = n ln2 + r with |r| <= ln2/2, a degree-6
-// polynomial in r (relative error ~1e-7), times 2^n built in the exponent bits.
-LRB_INLINE V8 exp_nonpositive(const V8& x) {
-  const V8 xc = x < kMinExponent ? splat(kMinExponent) : x;
-  const I8 ni = __builtin_convertvector(xc * 1.44269504088896341f - 0.5f, I8);  // nearest, x <= 0
-  const V8 n = __builtin_convertvector(ni, V8);
-  const V8 r = xc - n * 0.693359375f + n * 2.12194440e-4f;
-  V8 y = splat(1.9875691500e-4f);
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = y * r * r + r + 1.0f;
-  const I8 bits = (ni + 127) << 23;  // n >= -126: a normal 2^n
-  V8 scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return x < kMinExponent ? splat(0.0f) : y * scale;
-}
-
-LRB_INLINE float exp_nonpositive(float x) {
-  float in[8] = {x}, out[8];
-  store8(out, exp_nonpositive(load8(in)));
-  return out[0];
-}
 
 // One head's [N, d] matrix, read through its strides.
 struct HeadMatrix {
@@ -218,45 +160,13 @@ LRB_INLINE void backward_head(const BackwardHead& a) {
     }
     for (j = 0; j < nk; ++j) ds[j] = p[j] * (ds[j] - delta);
     // dq = scale dS k, dk += dS (scale q), dv += P^T dO: one pass over the keys.
-    const V8 qv = load8(qs), gv = load8(g);
-    V8 dq = {};
-    for (j = 0; j < nk; ++j) {
-      const index_t at = j * d;
-      dq += ds[j] * load8(kr + at);
-      store8(a.dk + at, load8(a.dk + at) + ds[j] * qv);
-      store8(a.dv + at, load8(a.dv + at) + p[j] * gv);
-    }
+    const V8 dq = accumulate_key_gradients(ds, p, kr, load8(qs), load8(g), nk, a.dk, a.dv);
     store8(a.dq + i * d, dq * a.scale);
   }
 }
 
-void forward_head_baseline(const ForwardHead& a) { forward_head(a); }
-void backward_head_baseline(const BackwardHead& a) { backward_head(a); }
-#ifdef LRB_HAS_AVX2_PATH
-LRB_AVX2_FMA void forward_head_avx2(const ForwardHead& a) { forward_head(a); }
-LRB_AVX2_FMA void backward_head_avx2(const BackwardHead& a) { backward_head(a); }
-
-std::atomic<bool> force_baseline{false};
-
-bool cpu_has_avx2_fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has && !force_baseline.load(std::memory_order_relaxed);
-}
-#endif
-
-void forward_head_any(const ForwardHead& a) {
-#ifdef LRB_HAS_AVX2_PATH
-  if (cpu_has_avx2_fma()) return forward_head_avx2(a);
-#endif
-  forward_head_baseline(a);
-}
-
-void backward_head_any(const BackwardHead& a) {
-#ifdef LRB_HAS_AVX2_PATH
-  if (cpu_has_avx2_fma()) return backward_head_avx2(a);
-#endif
-  backward_head_baseline(a);
-}
+LRB_VEC8_DISPATCH(forward_head, ForwardHead)
+LRB_VEC8_DISPATCH(backward_head, BackwardHead)
 
 // [B, Nk] float32: the key bias where the key is kept, -inf where it is dropped; all -inf
 // rows (no kept key) are the caller's to zero.
@@ -334,13 +244,20 @@ struct FusedSoftmaxFunction : public torch::autograd::Function<FusedSoftmaxFunct
 
 }  // namespace
 
-bool fused_softmax_use_baseline_code(bool baseline) {
+namespace {
+std::atomic<bool> force_baseline{false};
+}  // namespace
+
+bool vec8::avx2_fma_code() {
 #ifdef LRB_HAS_AVX2_PATH
-  return force_baseline.exchange(baseline);
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has && !force_baseline.load(std::memory_order_relaxed);
 #else
-  return baseline;
+  return false;
 #endif
 }
+
+bool fused_softmax_use_baseline_code(bool baseline) { return force_baseline.exchange(baseline); }
 
 bool fused_softmax_applies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   for (const at::Tensor* x : {&q, &k, &v})

@@ -6,6 +6,7 @@
 #include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/block_sparse.h"
+#include "suite/nn/attention/small_head_softmax.h"
 
 namespace lrb {
 namespace {
@@ -56,6 +57,16 @@ TEST(AttentionBlockSparse, MatchesReferenceNotAMultipleOfTheBlock) {
   check_case(1, 2, 100, 8, 3, {}, 8);          // (5+2r)b = 88 < 100
   check_case(2, 2, 61, 8, 0, {61, 40}, 9);     // r = 0: window + global only
   check_case(1, 1, 128, 16, 1, {}, 10);        // exact multiple
+}
+
+TEST(AttentionBlockSparse, FusedGroupInTheBaselineX86Code) {
+  // Heads of 8 in float32 take the fused group (blocked_small_head.h); the case above ran
+  // the code this CPU supports, this one the baseline x86-64 compilation.
+  at::manual_seed(21);
+  const bool before = fused_softmax_use_baseline_code(true);
+  check_case(2, 3, 150, 8, 2, {150, 131}, 7);
+  check_case(2, 2, 61, 8, 0, {61, 40}, 9);
+  fused_softmax_use_baseline_code(before);
 }
 
 TEST(AttentionBlockSparse, FallsBackToDenseForShortSequences) {

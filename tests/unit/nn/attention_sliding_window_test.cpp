@@ -4,7 +4,10 @@
 
 #include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
+#include "suite/nn/attention/blocked_small_head.h"
 #include "suite/nn/attention/sliding_window.h"
+#include "suite/nn/attention/small_head_softmax.h"
+#include "suite/runtime/torch_compat_autocast.h"
 
 namespace lrb {
 namespace {
@@ -77,6 +80,30 @@ TEST(AttentionSlidingWindow, GlobalTokensAtStartEndAndPerBatch) {
   check_case({2, 2, 77, 8, 5, 4, {{76}, {76}}, {}});                 // end
   check_case({2, 3, 90, 8, 7, 0, {{0, 50}, {3, 70}}, {90, 80}});     // different per batch element
   check_case({1, 2, 40, 8, 30, 0, {{0, 20, 39}}, {}});               // globals inside every window
+}
+
+TEST(AttentionSlidingWindow, FusedGroupWhereItAppliesAndTheOpsElsewhere) {
+  // The blocked engine fuses a group for CPU float32 heads of 8 outside autocast.
+  const at::Tensor x = at::randn({1, 2, 5, 8});
+  EXPECT_TRUE(blocked_small_head_applies(x, x, x));
+  EXPECT_FALSE(blocked_small_head_applies(x.to(at::kDouble), x.to(at::kDouble), x.to(at::kDouble)));
+  const at::Tensor wide = at::randn({1, 2, 5, 16});
+  EXPECT_FALSE(blocked_small_head_applies(x, x, wide));
+  torch_compat::set_autocast_enabled(at::kCPU, true);
+  const bool under_autocast = blocked_small_head_applies(x, x, x);
+  torch_compat::set_autocast_enabled(at::kCPU, false);
+  EXPECT_FALSE(under_autocast);
+  at::manual_seed(34);
+  // Both compilations of the fused group, with globals, padding and a partial last block;
+  // then heads of 16 through LibTorch's ops.
+  for (const bool baseline : {false, true}) {
+    SCOPED_TRACE(baseline ? "baseline x86-64 code" : "this CPU's code");
+    const bool before = fused_softmax_use_baseline_code(baseline);
+    check_case({2, 3, 90, 8, 7, 0, {{0, 50}, {3, 70}}, {90, 80}});
+    check_case({2, 2, 100, 8, 8, 16, {}, {100, 83}});
+    fused_softmax_use_baseline_code(before);
+  }
+  check_case({2, 2, 90, 16, 7, 0, {{0, 50}, {3, 70}}, {90, 80}});
 }
 
 TEST(AttentionSlidingWindow, WindowZeroAndOne) {

@@ -1,0 +1,102 @@
+#pragma once
+// The vector helpers of the fused CPU kernels for heads of 8 (small_head_softmax.cpp,
+// blocked_small_head.cpp): GCC's vector extension, 8 floats (one AVX register, two SSE
+// registers on the baseline x86-64). Each kernel is compiled twice, for AVX2 + FMA and for
+// the baseline (LRB_VEC8_DISPATCH), and the first is taken where avx2_fma_code() says so (a
+// feature test: GCC's target_clones("arch=...") would test the CPU model instead). Include only from those files: they are compiled with
+// -O3 -ffp-contract=fast (suite/CMakeLists.txt), so that a*b+c becomes one FMA.
+#include <cstdint>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LRB_HAS_AVX2_PATH 1
+#define LRB_AVX2_FMA __attribute__((target("avx2,fma")))
+#endif
+#define LRB_INLINE inline __attribute__((always_inline))
+
+// Defines `void name_any(const Args&)`: the kernel `name` (LRB_INLINE, vector code) compiled
+// for AVX2 + FMA and for the baseline x86-64, the first taken where avx2_fma_code() says so.
+#ifdef LRB_HAS_AVX2_PATH
+#define LRB_VEC8_DISPATCH(name, Args)                              \
+  void name##_baseline(const Args& a) { name(a); }                 \
+  LRB_AVX2_FMA void name##_avx2(const Args& a) { name(a); }        \
+  void name##_any(const Args& a) {                                 \
+    if (::lrb::vec8::avx2_fma_code()) return name##_avx2(a);       \
+    name##_baseline(a);                                            \
+  }
+#else
+#define LRB_VEC8_DISPATCH(name, Args) \
+  void name##_any(const Args& a) { name(a); }
+#endif
+
+// Everything with a vector in its signature is inlined into the kernels, so the note that an
+// AVX vector would change the ABI of a real call does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace lrb::vec8 {
+
+typedef float V8 __attribute__((vector_size(32)));
+typedef std::int32_t I8 __attribute__((vector_size(32)));
+constexpr float kMinExponent = -87.0f;  // exp below this is under float's normal range: 0 here
+
+// Whether the AVX2 + FMA copies run: the CPU has both and no test asked for the baseline
+// (fused_softmax_use_baseline_code, small_head_softmax.h).
+bool avx2_fma_code();
+
+LRB_INLINE V8 load8(const float* p) {
+  V8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+LRB_INLINE void store8(float* p, const V8& v) { std::memcpy(p, &v, sizeof v); }
+LRB_INLINE V8 splat(float x) { return V8{} + x; }
+LRB_INLINE float lane_sum(const V8& v) {
+  float s = 0;
+  for (int l = 0; l < 8; ++l) s += v[l];
+  return s;
+}
+
+// exp(x) for x <= 0 (a score minus its row's maximum) or -inf (a dropped key), exactly 0
+// below kMinExponent; also right for small x > 0 (|x| < ln2/2, rounding). Cephes' expf:
+// x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial in r (relative error ~1e-7),
+// times 2^n built in the exponent bits.
+LRB_INLINE V8 exp_nonpositive(const V8& x) {
+  const V8 xc = x < kMinExponent ? splat(kMinExponent) : x;
+  const I8 ni = __builtin_convertvector(xc * 1.44269504088896341f - 0.5f, I8);  // nearest, x <= 0
+  const V8 n = __builtin_convertvector(ni, V8);
+  const V8 r = xc - n * 0.693359375f + n * 2.12194440e-4f;
+  V8 y = splat(1.9875691500e-4f);
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  y = y * r * r + r + 1.0f;
+  const I8 bits = (ni + 127) << 23;  // n >= -126: a normal 2^n
+  V8 scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return x < kMinExponent ? splat(0.0f) : y * scale;
+}
+
+LRB_INLINE float exp_nonpositive(float x) {
+  float in[8] = {x}, out[8];
+  store8(out, exp_nonpositive(load8(in)));
+  return out[0];
+}
+
+// The last step of a query row's backward, one pass over its nk keys (rows of 8,
+// contiguous): dk_j += ds_j q and dv_j += p_j g; returns sum_j ds_j k_j (dq before its scale).
+LRB_INLINE V8 accumulate_key_gradients(const float* __restrict ds, const float* __restrict p,
+                                       const float* __restrict k_rows, const V8& q, const V8& g, std::int64_t nk,
+                                       float* __restrict dk, float* __restrict dv) {
+  V8 dq = {};
+  for (std::int64_t j = 0; j < nk; ++j) {
+    const std::int64_t at = j * 8;
+    dq += ds[j] * load8(k_rows + at);
+    store8(dk + at, load8(dk + at) + ds[j] * q);
+    store8(dv + at, load8(dv + at) + p[j] * g);
+  }
+  return dq;
+}
+
+}  // namespace lrb::vec8
