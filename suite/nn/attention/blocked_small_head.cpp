@@ -177,8 +177,13 @@ LRB_INLINE void backward_block(const BackwardBlock& a) {
       ds[j] = pj * (dp - delta);
     }
     // dq = scale dS k, dk += dS q (q already scaled), dv += P^T dO: one pass over the keys.
-    const V8 dq = accumulate_key_gradients(ds, p, kr, load8(q), load8(g), nk, a.dk, a.dv) * a.scale;
-    for (index_t c = 0; c < d; ++c) a.dq.at(r, c) = dq[c];
+    float* const ds_rows[1] = {ds};
+    const float* const p_rows[1] = {p};
+    const V8 qv[1] = {load8(q)}, gv[1] = {load8(g)};
+    V8 dq[1];
+    accumulate_key_gradients<1>(ds_rows, p_rows, kr, qv, gv, nk, a.dk, a.dv, dq);
+    dq[0] *= a.scale;
+    for (index_t c = 0; c < d; ++c) a.dq.at(r, c) = dq[0][c];
   }
 }
 

@@ -84,19 +84,26 @@ LRB_INLINE float exp_nonpositive(float x) {
   return out[0];
 }
 
-// The last step of a query row's backward, one pass over its nk keys (rows of 8,
-// contiguous): dk_j += ds_j q and dv_j += p_j g; returns sum_j ds_j k_j (dq before its scale).
-LRB_INLINE V8 accumulate_key_gradients(const float* __restrict ds, const float* __restrict p,
-                                       const float* __restrict k_rows, const V8& q, const V8& g, std::int64_t nk,
-                                       float* __restrict dk, float* __restrict dv) {
-  V8 dq = {};
+// The last step of the backward of R query rows, one pass over their nk keys (rows of 8,
+// contiguous): dk_j += sum_r ds_r[j] q_r and dv_j += sum_r p_r[j] g_r; dq_r = sum_j ds_r[j]
+// k_j (before its scale). R rows share each load and store of k, dk and dv.
+template <int R>
+LRB_INLINE void accumulate_key_gradients(float* const* ds, const float* const* p, const float* __restrict k_rows,
+                                         const V8* q, const V8* g, std::int64_t nk, float* __restrict dk,
+                                         float* __restrict dv, V8* dq) {
+  for (int r = 0; r < R; ++r) dq[r] = V8{};
   for (std::int64_t j = 0; j < nk; ++j) {
     const std::int64_t at = j * 8;
-    dq += ds[j] * load8(k_rows + at);
-    store8(dk + at, load8(dk + at) + ds[j] * q);
-    store8(dv + at, load8(dv + at) + p[j] * g);
+    const V8 k = load8(k_rows + at);
+    V8 dkj = load8(dk + at), dvj = load8(dv + at);
+    for (int r = 0; r < R; ++r) {
+      dq[r] += ds[r][j] * k;
+      dkj += ds[r][j] * q[r];
+      dvj += p[r][j] * g[r];
+    }
+    store8(dk + at, dkj);
+    store8(dv + at, dvj);
   }
-  return dq;
 }
 
 }  // namespace lrb::vec8
