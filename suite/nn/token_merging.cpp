@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "suite/core/errors.h"
+#include "suite/nn/batched_matmul.h"
 
 namespace lrb {
 namespace {
@@ -43,7 +44,7 @@ TokenMatch bipartite_soft_matching(const at::Tensor& metric, std::int64_t r, boo
   at::Tensor k = metric.detach();
   k = k / k.norm(2, {-1}, true).clamp_min(1e-30);
   const at::Tensor a = k.slice(1, 0, m.tokens, 2), b = k.slice(1, 1, m.tokens, 2);
-  at::Tensor scores = at::matmul(a, b.transpose(-1, -2));
+  at::Tensor scores = batched_matmul(a, b.transpose(-1, -2));
   if (class_token) scores.select(1, 0).fill_(-std::numeric_limits<double>::infinity());
   const auto [node_max, node_idx] = scores.max(-1);
   // The optional<bool> must be spelled out: a plain `true` picks sort(self, dim, descending).
@@ -132,7 +133,7 @@ at::Tensor fill_from_nearest(const at::Tensor& x, const at::Tensor& vacated, con
   const at::Tensor dist = d2.unsqueeze(0).expand({B, G, G}).masked_fill(gone, std::numeric_limits<double>::infinity());
   const at::Tensor nearest = dist.amin(-1, true);
   const at::Tensor w = dist.eq(nearest).logical_and(gone.logical_not()).to(x.scalar_type());
-  const at::Tensor fill = at::bmm(w, body) / w.sum(-1, true).clamp_min(1);
+  const at::Tensor fill = batched_matmul(w, body) / w.sum(-1, true).clamp_min(1);
   const at::Tensor filled = at::where(vac.unsqueeze(-1), fill, body);
   return prefix > 0 ? at::cat({x.slice(1, 0, prefix), filled}, 1) : filled;
 }

@@ -7,6 +7,7 @@
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
+#include "suite/nn/batched_matmul.h"
 
 namespace lrb {
 namespace {
@@ -88,11 +89,11 @@ at::Tensor linear_attention(const at::Tensor& q, const at::Tensor& k, const at::
   const at::Tensor fq = feature(q_in, options.feature_map);
   at::Tensor fk = feature(k_in, options.feature_map);
   if (keep.defined()) fk = fk * keep.view({B, 1, Nk, 1}).to(fk.scalar_type());
-  const at::Tensor kv = at::matmul(fk.transpose(-2, -1), v);  // [B, H, d, dv]: the d x d state
-  const at::Tensor num = at::matmul(fq, kv);
+  const at::Tensor kv = batched_matmul(fk.transpose(-2, -1), v);  // [B, H, d, dv]: the d x d state
+  const at::Tensor num = batched_matmul(fq, kv);
   if (has_row_normaliser(options.normalization)) {
     const at::Tensor z = fk.sum(2).unsqueeze(-1);  // [B, H, d, 1]: Z' without an N x N matrix
-    return num / (at::matmul(fq, z) + options.eps);
+    return num / (batched_matmul(fq, z) + options.eps);
   }
   return tau_of_batch.defined() ? num / tau_of_batch : num / options.tau;
 }

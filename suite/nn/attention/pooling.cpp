@@ -11,6 +11,7 @@
 #include "suite/core/seeds.h"
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
+#include "suite/nn/batched_matmul.h"
 #include "suite/nn/fp32_cpu_conv.h"
 
 namespace lrb {
@@ -217,11 +218,11 @@ PoolingAttentionOutput PoolingAttention::forward(const at::Tensor& q_in, const a
   const Pooled pq = apply_pool(pool_q_, q_in, keep), pk = apply_pool(pool_k_, k_in, keep);
   const at::Tensor q = pq.x, k = pk.x, v = apply_pool(pool_v_, v_in, keep).x;
   const std::int64_t B = q.size(0), Nq = q.size(2), Nkv = k.size(2), d = o.head_dim;
-  at::Tensor attn = at::matmul(q * resolve_scale(o.scale, d), k.transpose(-2, -1));
+  at::Tensor attn = batched_matmul(q * resolve_scale(o.scale, d), k.transpose(-2, -1));
   if (o.rel_pos) add_rel_pos(attn, q.narrow(2, cls, Nq - cls));
   if (pk.keep.defined())
     attn = attn.masked_fill(pk.keep.logical_not().view({B, 1, 1, Nkv}), -std::numeric_limits<double>::infinity());
-  at::Tensor out = at::matmul(at::softmax(attn, -1), v);
+  at::Tensor out = batched_matmul(at::softmax(attn, -1), v);
   if (o.residual_pooling) {
     out = cls ? out + at::constant_pad_nd(q.narrow(2, 1, Nq - 1), {0, 0, 1, 0}, 0) : out + q;
   }
@@ -251,7 +252,7 @@ at::Tensor PoolingAttention::axis_logits(const at::Tensor& x, std::size_t a, std
   const at::Tensor padded = at::constant_pad_nd(table, {0, 0, 0, K * m - table.size(0)}, 0);
   const at::Tensor classes = padded.view({m, K, d}).permute({1, 2, 0});  // [K, d, m]: R[t*K + c]
   const at::Tensor xc = x.reshape({outer, na, K, d}).permute({2, 0, 1, 3}).reshape({K, outer * na, d});
-  const at::Tensor prod = at::bmm(xc, classes).view({K, outer, na, m});
+  const at::Tensor prod = batched_matmul(xc, classes).view({K, outer, na, m});
   const auto lopts = at::TensorOptions().dtype(at::kLong).device(x.device());
   const at::Tensor rows = at::arange(y0 / K, y0 / K + na, lopts).view({na, 1}) + (ks - 1) -
                           at::arange(ks, lopts).view({1, ks});  // [na, ks]

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "suite/core/errors.h"
+#include "suite/nn/batched_matmul.h"
 #include "suite/nn/attention/blocked_attention.h"
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
@@ -32,15 +33,15 @@ at::Tensor softmax_attention(const at::Tensor& q, const at::Tensor& k, const at:
   if (fused_softmax_applies(q, k, v))
     return fused_softmax_attention(q, k, v, keep, resolve_scale(scale, q.size(3)), bias);
   // Scaling q (N*d) instead of the scores (N^2) saves one N x N pass and buffer.
-  at::Tensor s = at::matmul(q * resolve_scale(scale, q.size(3)), k.transpose(-2, -1));
+  at::Tensor s = batched_matmul(q * resolve_scale(scale, q.size(3)), k.transpose(-2, -1));
   if (bias.defined()) s = s + bias.view({B, 1, 1, Nk});
-  if (!keep.defined()) return at::matmul(at::softmax(s, -1), v);
+  if (!keep.defined()) return batched_matmul(at::softmax(s, -1), v);
   // A batch element with no real key at all gives zero rows (as the chunked form does), not
   // NaN: its keys stay unmasked (finite softmax, finite gradients) and its output is zeroed.
   const at::Tensor dead = keep.logical_not().all(1).view({B, 1, 1, 1});
   const at::Tensor drop = keep.logical_not().view({B, 1, 1, Nk}).logical_and(dead.logical_not());
   s = s.masked_fill(drop, -std::numeric_limits<double>::infinity());
-  return at::matmul(at::softmax(s, -1), v).masked_fill(dead, 0);
+  return batched_matmul(at::softmax(s, -1), v).masked_fill(dead, 0);
 }
 
 at::Tensor chunked_softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
