@@ -8,6 +8,7 @@
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
+#include "suite/nn/batched_matmul.h"
 
 namespace lrb {
 namespace {
@@ -111,7 +112,7 @@ at::Tensor retention_parallel(const at::Tensor& q, const at::Tensor& k, const at
   const at::Tensor diff = pos.view({N, 1}) - pos.view({1, N});
   // gamma^(n-m) below the diagonal; clamp keeps exp finite above it before the zeroing.
   const at::Tensor decay = decay_powers(p.log_gamma, diff.clamp_min(0), q).masked_fill_(diff.lt(0), 0);
-  return at::matmul(at::matmul(q, p.k.transpose(-2, -1)) * decay, v);
+  return batched_matmul(batched_matmul(q, p.k.transpose(-2, -1)) * decay, v);
 }
 
 at::Tensor retention_recurrent(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
@@ -141,10 +142,10 @@ at::Tensor retention_chunkwise(const at::Tensor& q, const at::Tensor& k, const a
   const at::Tensor diff = i.view({C, 1}) - i.view({1, C});
   const at::Tensor inner_decay =
       decay_powers(p.log_gamma, diff.clamp_min(0), q).masked_fill(diff.lt(0), 0).view({1, H, 1, C, C});
-  const at::Tensor inner = at::matmul(at::matmul(q5, k5.transpose(-2, -1)) * inner_decay, v5);
+  const at::Tensor inner = batched_matmul(batched_matmul(q5, k5.transpose(-2, -1)) * inner_decay, v5);
   // Chunk c's contribution to later states: sum_j gamma^(C-1-j) k_j^T v_j.
   const at::Tensor k_decay = decay_powers(p.log_gamma, (C - 1) - i, q).view({1, H, 1, C, 1});
-  const at::Tensor kv = at::matmul((k5 * k_decay).transpose(-2, -1), v5);  // [B, H, nc, d, dv]
+  const at::Tensor kv = batched_matmul((k5 * k_decay).transpose(-2, -1), v5);  // [B, H, nc, d, dv]
   const at::Tensor chunk_decay = decay_powers(p.log_gamma, at::full({1}, C, lopts), q).view({1, H, 1, 1});
   // unbind, not select: select's backward would build a full-size gradient per chunk.
   const std::vector<at::Tensor> chunk_kv = kv.unbind(2);
@@ -156,7 +157,7 @@ at::Tensor retention_chunkwise(const at::Tensor& q, const at::Tensor& k, const a
     if (c + 1 < nc) state = state * chunk_decay + chunk_kv[c];
   }
   const at::Tensor q_decay = decay_powers(p.log_gamma, i + 1, q).view({1, H, 1, C, 1});
-  const at::Tensor cross = at::matmul(q5 * q_decay, at::stack(states, 2));
+  const at::Tensor cross = batched_matmul(q5 * q_decay, at::stack(states, 2));
   return (inner + cross).view({B, H, nc * C, dv}).narrow(2, 0, N);
 }
 

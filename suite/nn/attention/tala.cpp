@@ -11,6 +11,7 @@
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/attention/retention.h"
+#include "suite/nn/batched_matmul.h"
 
 namespace lrb {
 namespace {
@@ -110,7 +111,7 @@ at::Tensor band(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, c
   const at::Tensor inside = delta.ge(0).logical_and(delta.lt(w));
   const at::Tensor coef = c.index_select(1, delta.clamp(0, w - 1).reshape({-1})).view({H, b, span}) *
                           inside.to(c.scalar_type()).unsqueeze(0);
-  const at::Tensor out = at::matmul(at::matmul(q5, kw) * coef.view({1, H, 1, b, span}), vw);
+  const at::Tensor out = batched_matmul(batched_matmul(q5, kw) * coef.view({1, H, 1, b, span}), vw);
   return out.view({B, H, nc * b, dv}).narrow(2, 0, N);
 }
 
@@ -145,7 +146,7 @@ at::Tensor eq15(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, c
   for (std::int64_t n = 0; n < N; ++n) {
     state = state * step.select(1, n).view({1, H, 1, 1}) +
             k.select(2, n).unsqueeze(-1) * v.select(2, n).unsqueeze(-2);
-    outs.push_back(at::matmul(q.select(2, n).unsqueeze(-2), state).squeeze(-2));
+    outs.push_back(batched_matmul(q.select(2, n).unsqueeze(-2), state).squeeze(-2));
   }
   return at::stack(outs, 2);
 }
@@ -229,7 +230,7 @@ at::Tensor tala(const TalaOptions& o, const at::Tensor& q, const at::Tensor& k, 
   at::Tensor out;
   switch (o.form) {
     case TalaForm::Parallel:
-      out = at::matmul(at::matmul(qf, kf.transpose(-2, -1)) * decay_mask(o.bias, c.log_decay, bias, N, q).unsqueeze(0), vv);
+      out = batched_matmul(batched_matmul(qf, kf.transpose(-2, -1)) * decay_mask(o.bias, c.log_decay, bias, N, q).unsqueeze(0), vv);
       break;
     case TalaForm::Recurrent:
     case TalaForm::Chunkwise:
