@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -133,7 +134,7 @@ struct BackwardBlock {
   float scale;
   float* scratch;  // scratch_floats(slots)
   Rows<float> dq;
-  float *dk, *dv;  // [slots, 8] contiguous, zeroed; accumulated here
+  float *dk, *dv;  // [slots, 8] contiguous; written here
   static index_t scratch_floats(index_t slots) { return 3 * slots * d + 2 * slots; }
 };
 
@@ -147,6 +148,9 @@ LRB_INLINE void backward_block(const BackwardBlock& a) {
   copy_keys(a.k, a.v, nk, kt, vt, /*v_transposed=*/true);
   for (index_t j = 0; j < nk; ++j)
     for (index_t c = 0; c < d; ++c) kr[j * d + c] = a.k.at(j, c);
+  // Zeroed here, where the block's dk and dv are about to be in cache anyway.
+  std::fill(a.dk, a.dk + nk * d, 0.0f);
+  std::fill(a.dv, a.dv + nk * d, 0.0f);
   for (index_t r = 0; r < a.bq; ++r) {
     const float lse = a.lse.at(r, 0);
     if (lse == kInf) {  // every score dropped: no gradient through this row
@@ -242,8 +246,8 @@ void blocked_small_head_backward(const at::Tensor& qs, const at::Tensor& kg, con
   const index_t B = qs.size(0), H = qs.size(1), n = qs.size(2), bq = qs.size(3), slots = kg.size(3);
   const at::Tensor off = expanded_offsets(offsets, {B, H, n, bq, slots});
   const at::Tensor g = dout.to(at::kFloat);
-  dkg = at::zeros({B, H, n, slots, d}, qs.options());
-  dvg = at::zeros({B, H, n, slots, d}, qs.options());
+  dkg = at::empty({B, H, n, slots, d}, qs.options());  // each block zeroes its own
+  dvg = at::empty({B, H, n, slots, d}, qs.options());
   at::parallel_for(0, B * H * n, 1, [&](index_t begin, index_t end) {
     at::Tensor scratch = at::empty({BackwardBlock::scratch_floats(slots)}, qs.options());
     for (index_t t = begin; t < end; ++t) {
