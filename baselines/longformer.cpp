@@ -75,7 +75,7 @@ struct LayerImpl : torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, const at::Tensor& keep) {
     return encoder->forward(x, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& xn) {
       const auto B = x.size(0), n = x.size(1), dh = q.size(3);
-      const auto g = kv_global->forward(xn).view({B, n, 2, heads, dh}).permute({2, 0, 3, 1, 4});
+      const auto g = kv_global->forward(xn).view({B, n, 2, heads, dh}).permute({2, 0, 3, 1, 4}).unbind(0);
       // The kernel reads the global q only at the global rows (CLS), so the other rows may
       // hold anything: reuse the local q there rather than projecting every token twice.
       const at::Tensor q_cls = q_global->forward(xn.narrow(1, 0, 1)).view({B, 1, heads, dh}).transpose(1, 2);

@@ -17,7 +17,9 @@ EncoderLayerImpl::EncoderLayerImpl(const EncoderLayerOptions& o) : options(o) {
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const AttendFn& attend) {
   const auto B = x.size(0), N = x.size(1), D = options.dim;
   const at::Tensor xn = norm1->forward(x);
-  const auto h = qkv->forward(xn).view({B, N, 3, options.heads, D / options.heads}).permute({2, 0, 3, 1, 4});
+  // unbind, not h[0], h[1], h[2]: three selects would each send back a zero-filled gradient
+  // of the whole projection, added up; unbind's backward stacks the three.
+  const auto h = qkv->forward(xn).view({B, N, 3, options.heads, D / options.heads}).permute({2, 0, 3, 1, 4}).unbind(0);
   const at::Tensor a = attend(h[0], h[1], h[2], xn);
   const at::Tensor y = x + drop->forward(proj->forward(a.transpose(1, 2).reshape({B, N, D})));
   return y + drop->forward(fc2->forward(at::gelu(fc1->forward(norm2->forward(y)))));

@@ -5,17 +5,19 @@
 // found (docs/benchmarks.md, "Where the quickstart's steps went").
 //
 //   lrb_op_profile MODEL ['{"dim": 32, ...}'] [--grid 1,28,28] [--classes 10] [--batch 32]
-//                  [--steps 10] [--warmup 5] [--threads 1] [--top 25]
+//                  [--steps 10] [--warmup 5] [--threads 1] [--top 25] [--shapes]
 //
 // The options are the model's, as in a sweep file's [[model]] table (unknown ones are an
 // error); the input is a random image batch of the grid's shape (channels, height, width),
 // as the quickstart's Fashion-MNIST. What the profiler does not see (the forward of
 // lrbench's fused kernels, which are custom autograd functions, and the code between ops)
-// is the line "not in any op": the step's wall time less the ops' self times.
+// is the line "not in any op": the step's wall time less the ops' self times. --shapes lists
+// each op once per combination of input shapes, to tell which call of an op costs.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/utils.h>
@@ -39,8 +41,16 @@ struct OpTime {
   std::int64_t calls = 0;
 };
 
-// Self time per op name from the legacy profiler's push/pop ranges, thread by thread.
-std::map<std::string, OpTime> self_times(const torch::autograd::profiler::thread_event_lists& lists) {
+std::string shape_text(const std::vector<std::vector<std::int64_t>>& shapes) {
+  std::string out;
+  for (const auto& s : shapes) out += (out.empty() ? "" : ", ") + fmt::format("[{}]", fmt::join(s, ", "));
+  return out;
+}
+
+// Self time per op name (with its input shapes, when asked) from the legacy profiler's
+// push/pop ranges, thread by thread.
+std::map<std::string, OpTime> self_times(const torch::autograd::profiler::thread_event_lists& lists,
+                                         bool by_shape) {
   using torch::autograd::profiler::EventKind;
   using torch::autograd::profiler::LegacyEvent;
   std::map<std::string, OpTime> out;
@@ -57,7 +67,8 @@ std::map<std::string, OpTime> self_times(const torch::autograd::profiler::thread
         const Open open = stack.back();
         stack.pop_back();
         const double elapsed = open.push->cpuElapsedUs(e);
-        OpTime& t = out[open.push->name()];
+        const std::string name = open.push->name();
+        OpTime& t = out[by_shape ? name + " (" + shape_text(open.push->shapes()) + ")" : name];
         t.self_us += elapsed - open.children_us;
         ++t.calls;
         if (!stack.empty()) stack.back().children_us += elapsed;
@@ -86,6 +97,7 @@ int main(int argc, char** argv) {
   std::string model_name, options_text = "{}", grid = "1,28,28";
   std::int64_t classes = 10, batch = 32, steps = 10, warmup = 5, top = 25;
   int threads = 1;
+  bool by_shape = false;
   app.add_option("model", model_name, "registered model (lrbench models)")->required();
   app.add_option("options", options_text, "the model's options as a JSON object");
   app.add_option("--grid", grid, "input image: channels,height,width");
@@ -95,6 +107,7 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "steps before profiling")->check(CLI::Range(0, 10000));
   app.add_option("--threads", threads, "intra-op threads")->check(CLI::Range(1, 1024));
   app.add_option("--top", top, "ops listed")->check(CLI::Range(1, 10000));
+  app.add_flag("--shapes", by_shape, "one line per op and input shapes");
   CLI11_PARSE(app, argc, argv);
   try {
     const auto& entries = lrb::ModelRegistry::instance().entries();
@@ -133,11 +146,11 @@ int main(int argc, char** argv) {
     for (std::int64_t i = 0; i < warmup; ++i) step();
 
     using namespace torch::profiler::impl;
-    torch::autograd::profiler::enableProfilerLegacy(ProfilerConfig(ProfilerState::CPU));
+    torch::autograd::profiler::enableProfilerLegacy(ProfilerConfig(ProfilerState::CPU, /*report_input_shapes=*/by_shape));
     const auto start = std::chrono::steady_clock::now();
     for (std::int64_t i = 0; i < steps; ++i) step();
     const double wall_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-    const auto times = self_times(torch::autograd::profiler::disableProfilerLegacy());
+    const auto times = self_times(torch::autograd::profiler::disableProfilerLegacy(), by_shape);
 
     std::vector<std::pair<std::string, OpTime>> rows(times.begin(), times.end());
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.self_us > b.second.self_us; });
