@@ -75,11 +75,11 @@ struct LayerImpl : torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, const at::Tensor& keep) {
     return encoder->forward(x, [&](const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& xn) {
       const auto B = x.size(0), n = x.size(1), dh = q.size(3);
-      const auto g = kv_global->forward(xn).view({B, n, 2, heads, dh}).permute({2, 0, 3, 1, 4}).unbind(0);
+      const auto g = kv_global->forward(xn).view({B, n, 2, heads, dh}).unbind(2);  // why: suite/nn/encoder_layer.cpp
       // The kernel reads the global q only at the global rows (CLS), so the other rows may
       // hold anything: reuse the local q there rather than projecting every token twice.
       const at::Tensor q_cls = q_global->forward(xn.narrow(1, 0, 1)).view({B, 1, heads, dh}).transpose(1, 2);
-      const GlobalProjections global{at::cat({q_cls, q.narrow(2, 1, n - 1)}, 2), g[0], g[1]};
+      const GlobalProjections global{at::cat({q_cls, q.narrow(2, 1, n - 1)}, 2), g[0].transpose(1, 2), g[1].transpose(1, 2)};
       const at::Tensor cls_position = at::zeros({1}, at::kLong);
       return sliding_window_attention(q, k, v, window, keep, cls_position, global);
     });

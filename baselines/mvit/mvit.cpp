@@ -220,8 +220,8 @@ struct BlockImpl : torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, at::Tensor& keep) {
     const auto B = x.size(0), n = x.size(1), H = plan.heads, dh = plan.attn_dim / plan.heads;
     const at::Tensor xn = norm1->forward(x);
-    const auto h = qkv->forward(xn).view({B, n, 3, H, dh}).permute({2, 0, 3, 1, 4}).unbind(0);  // encoder_layer.cpp: why
-    const PoolingAttentionOutput a = attn->forward(h[0], h[1], h[2], keep);
+    const auto h = qkv->forward(xn).view({B, n, 3, H, dh}).unbind(2);  // why unbind: suite/nn/encoder_layer.cpp
+    const PoolingAttentionOutput a = attn->forward(h[0].transpose(1, 2), h[1].transpose(1, 2), h[2].transpose(1, 2), keep);
     const at::Tensor o = proj->forward(a.out.transpose(1, 2).reshape({B, a.out.size(2), plan.attn_dim}));
     at::Tensor skip = v2 && skip_proj ? skip_proj->forward(xn) : x;
     if (plan.stride_q > 1) skip = pool_tokens(skip, keep, plan.grid_in, plan.stride_q + 1, plan.stride_q, cls);

@@ -193,9 +193,9 @@ class SretBlockImpl : public torch::nn::Module {
       xn = xn.index_select(1, perm);
       if (s.defined()) s = s.index_select(1, perm);
     }
-    const auto h = qkv_->forward(xn).view({B, N, 3, heads_, C / heads_}).permute({2, 0, 3, 1, 4}).unbind(0);
-    at::Tensor out = sliced_attention(h[0], h[1], h[2], groups, s).transpose(1, 2).reshape({B, N, C});
-    at::Tensor keys = metric ? h[1].mean(1) : at::Tensor();
+    const auto h = qkv_->forward(xn).view({B, N, 3, heads_, C / heads_}).unbind(2);  // why: suite/nn/encoder_layer.cpp
+    at::Tensor out = sliced_attention(h[0].transpose(1, 2), h[1].transpose(1, 2), h[2].transpose(1, 2), groups, s).transpose(1, 2).reshape({B, N, C});
+    at::Tensor keys = metric ? h[1].mean(2) : at::Tensor();  // over the heads of [B, N, H, d]
     if (perm.defined()) {
       const at::Tensor inverse = at::argsort(perm);
       out = out.index_select(1, inverse);

@@ -17,10 +17,11 @@ EncoderLayerImpl::EncoderLayerImpl(const EncoderLayerOptions& o) : options(o) {
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const AttendFn& attend) {
   const auto B = x.size(0), N = x.size(1), D = options.dim;
   const at::Tensor xn = norm1->forward(x);
-  // unbind, not h[0], h[1], h[2]: three selects would each send back a zero-filled gradient
-  // of the whole projection, added up; unbind's backward stacks the three.
-  const auto h = qkv->forward(xn).view({B, N, 3, options.heads, D / options.heads}).permute({2, 0, 3, 1, 4}).unbind(0);
-  const at::Tensor a = attend(h[0], h[1], h[2], xn);
+  // q, k, v by unbind along the projection's own axis: its backward stacks the three
+  // gradients straight into the projection's layout (three selects of a permuted view sent
+  // back three zero-filled gradients of the whole projection, added, then copied back).
+  const auto h = qkv->forward(xn).view({B, N, 3, options.heads, D / options.heads}).unbind(2);
+  const at::Tensor a = attend(h[0].transpose(1, 2), h[1].transpose(1, 2), h[2].transpose(1, 2), xn);
   const at::Tensor y = x + drop->forward(proj->forward(a.transpose(1, 2).reshape({B, N, D})));
   return y + drop->forward(fc2->forward(at::gelu(fc1->forward(norm2->forward(y)))));
 }

@@ -148,7 +148,9 @@ PoolingAttention::Pooled PoolingAttention::apply_pool(const Pool& p, const at::T
   const auto& o = options_;
   const std::int64_t B = x.size(0), H = x.size(1), d = x.size(3);
   const std::int64_t cls = o.cls_token ? 1 : 0;
-  at::Tensor body = x.narrow(2, cls, x.size(2) - cls);
+  // Without a class token x itself: even a whole-length narrow sends back a zero-filled
+  // gradient plus a copy.
+  at::Tensor body = cls ? x.narrow(2, cls, x.size(2) - cls) : x;
   at::Tensor pooled_keep;
   if (keep.defined()) {
     // Padded positions are the grid's border to the pooling: zero, or nothing for max.
@@ -219,7 +221,7 @@ PoolingAttentionOutput PoolingAttention::forward(const at::Tensor& q_in, const a
   const at::Tensor q = pq.x, k = pk.x, v = apply_pool(pool_v_, v_in, keep).x;
   const std::int64_t B = q.size(0), Nq = q.size(2), Nkv = k.size(2), d = o.head_dim;
   at::Tensor attn = batched_matmul(q * resolve_scale(o.scale, d), k.transpose(-2, -1));
-  if (o.rel_pos) add_rel_pos(attn, q.narrow(2, cls, Nq - cls));
+  if (o.rel_pos) add_rel_pos(attn, cls ? q.narrow(2, cls, Nq - cls) : q);
   if (pk.keep.defined())
     attn = attn.masked_fill(pk.keep.logical_not().view({B, 1, 1, Nkv}), -std::numeric_limits<double>::infinity());
   at::Tensor out = batched_matmul(at::softmax(attn, -1), v);
