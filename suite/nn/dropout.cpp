@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 #include <ATen/core/PhiloxRNGEngine.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -101,6 +102,7 @@ at::Tensor dropout(const at::Tensor& x, double p, bool training) {
   if (!training || p == 0.0) return x;
   if (p == 1.0) return x * 0;
   if (!philox_path_applies(x)) return at::dropout(x, p, true);
+  RECORD_FUNCTION("lrb::dropout", std::vector<c10::IValue>({x}));  // for the profiler
   return PhiloxDropout::apply(x, p);
 }
 

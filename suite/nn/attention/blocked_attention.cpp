@@ -1,6 +1,7 @@
 #include "suite/nn/attention/blocked_attention.h"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
@@ -162,6 +163,7 @@ at::Tensor blocked_attention(const at::Tensor& q, const at::Tensor& k_src, const
                              std::int64_t max_score_elements) {
   LRB_CHECK(q.dim() == 4 && k_src.dim() == 4 && v_src.dim() == 4, "blocked_attention takes [B, H, N, d]");
   LRB_CHECK(q.size(2) == layout->num_blocks() * layout->block_size(), "queries must fill the layout's blocks");
+  RECORD_FUNCTION("lrb::blocked_attention", std::vector<c10::IValue>({q, k_src, v_src}));  // for the profiler
   return BlockedAttentionFunction::apply(q.contiguous(), k_src.contiguous(), v_src.contiguous(), layout, scale,
                                          max_score_elements);
 }

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
@@ -327,6 +328,8 @@ bool fused_softmax_applies(const at::Tensor& q, const at::Tensor& k, const at::T
 at::Tensor fused_softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                    const at::Tensor& keep, double scale, const at::Tensor& key_bias) {
   LRB_CHECK(fused_softmax_applies(q, k, v), "fused_softmax_attention: operands outside its fast path");
+  // Named in LibTorch's profiler (a custom function's forward is not an op of its own).
+  RECORD_FUNCTION("lrb::fused_softmax_attention", std::vector<c10::IValue>({q, k, v}));
   const index_t B = q.size(0), Nk = k.size(2);
   const at::Tensor offsets = key_offsets(keep, key_bias, B, Nk);
   std::vector<bool> dead(static_cast<std::size_t>(B), false);
