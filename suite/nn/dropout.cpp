@@ -7,9 +7,11 @@
 #include <ATen/core/PhiloxRNGEngine.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <mutex>
+#include <type_traits>
 
 #include "suite/core/errors.h"
 
@@ -33,27 +35,33 @@ std::uint64_t keep_threshold(double p) {
   return static_cast<std::uint64_t>(std::llround(std::ldexp(1.0 - p, 32)));
 }
 
+// The scaling's arithmetic: double for double, float for float and bfloat16.
+template <typename scalar_t>
+using scale_t = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
+
 // Philox4x32-10 costs ~3 ns an element here (its rounds are scalar 32-bit products): half of
 // LibTorch 1.13's Bernoulli draw, which also writes a float mask.
 template <typename scalar_t>
 void draw_and_apply(const scalar_t* x, scalar_t* out, std::uint8_t* mask, index_t n, std::uint64_t key,
-                    std::uint64_t threshold, float scale) {
+                    std::uint64_t threshold, double scale_value) {
+  const auto scale = static_cast<scale_t<scalar_t>>(scale_value);
   at::parallel_for(0, (n + kGroup - 1) / kGroup, 2048, [&](index_t g_begin, index_t g_end) {
     at::philox_engine draws(key, 0, static_cast<std::uint64_t>(g_begin));
     const index_t end = std::min(n, g_end * kGroup);
     for (index_t i = g_begin * kGroup; i < end; ++i) {
       const bool keep = draws() < threshold;
       mask[i] = keep;
-      out[i] = keep ? static_cast<scalar_t>(static_cast<float>(x[i]) * scale) : scalar_t(0);
+      out[i] = keep ? static_cast<scalar_t>(static_cast<scale_t<scalar_t>>(x[i]) * scale) : scalar_t(0);
     }
   });
 }
 
 template <typename scalar_t>
-void apply_mask(const scalar_t* grad, const std::uint8_t* mask, scalar_t* out, index_t n, float scale) {
+void apply_mask(const scalar_t* grad, const std::uint8_t* mask, scalar_t* out, index_t n, double scale_value) {
+  const auto scale = static_cast<scale_t<scalar_t>>(scale_value);
   at::parallel_for(0, n, 8192, [&](index_t begin, index_t end) {
     for (index_t i = begin; i < end; ++i)
-      out[i] = mask[i] ? static_cast<scalar_t>(static_cast<float>(grad[i]) * scale) : scalar_t(0);
+      out[i] = mask[i] ? static_cast<scalar_t>(static_cast<scale_t<scalar_t>>(grad[i]) * scale) : scalar_t(0);
   });
 }
 
@@ -66,20 +74,20 @@ struct PhiloxDropout : public torch::autograd::Function<PhiloxDropout> {
     at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
     // One byte per element, through the allocator the run counts.
     at::Tensor mask = at::empty(x.sizes(), x.options().dtype(at::kByte));
-    const float scale = static_cast<float>(1.0 / (1.0 - p));
+    const double scale = 1.0 / (1.0 - p);
     const std::uint64_t key = draw_key(), threshold = keep_threshold(p);
     AT_DISPATCH_FLOATING_TYPES_AND(at::kBFloat16, x.scalar_type(), "lrb_dropout", [&] {
       draw_and_apply(x.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), mask.data_ptr<std::uint8_t>(), x.numel(), key,
                      threshold, scale);
     });
     ctx->save_for_backward({mask});
-    ctx->saved_data["scale"] = static_cast<double>(scale);
+    ctx->saved_data["scale"] = scale;
     return out;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const at::Tensor mask = ctx->get_saved_variables()[0];
-    const float scale = static_cast<float>(ctx->saved_data["scale"].toDouble());
+    const double scale = ctx->saved_data["scale"].toDouble();
     const at::Tensor grad = grads[0].contiguous();
     at::Tensor out = at::empty_like(grad, at::MemoryFormat::Contiguous);
     AT_DISPATCH_FLOATING_TYPES_AND(at::kBFloat16, grad.scalar_type(), "lrb_dropout_backward", [&] {

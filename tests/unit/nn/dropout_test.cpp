@@ -77,6 +77,13 @@ TEST(Dropout, NonContiguousAndBf16Inputs) {
   EXPECT_TRUE(at::equal(b != 0, kept));  // the same draws: the mask does not depend on the type
 }
 
+TEST(Dropout, Float64KeepsItsPrecision) {
+  const at::Tensor x = at::rand({4096}, at::kDouble) + 0.5;
+  const at::Tensor y = dropped(x, 0.3, 13);
+  const at::Tensor kept = y != 0;
+  EXPECT_TRUE(at::allclose(y.masked_select(kept), x.masked_select(kept) / 0.7, 1e-15, 0));
+}
+
 TEST(Dropout, IdentityWhenNotTrainingOrPIsZero) {
   const at::Tensor x = at::randn({8, 8});
   EXPECT_TRUE(lrb::dropout(x, 0.5, false).is_same(x));
