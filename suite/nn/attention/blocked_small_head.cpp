@@ -78,21 +78,8 @@ LRB_INLINE void scores_row(const float* __restrict q, const float* __restrict kt
   }
 }
 
-LRB_INLINE float row_max(const float* __restrict s, index_t nk) {
-  const index_t full = nk / 8 * 8;
-  V8 mv = splat(-kInf);
-  for (index_t j = 0; j < full; j += 8) {
-    const V8 x = load8(s + j);
-    mv = x > mv ? x : mv;
-  }
-  float m = -kInf;
-  for (int l = 0; l < 8; ++l) m = std::max(m, mv[l]);
-  for (index_t j = full; j < nk; ++j) m = std::max(m, s[j]);
-  return m;
-}
-
 LRB_INLINE void forward_block(const ForwardBlock& a) {
-  const index_t nk = a.slots, full = nk / 8 * 8;
+  const index_t nk = a.slots;
   float* __restrict kt = a.scratch;
   float* __restrict vr = kt + d * nk;
   float* __restrict s = vr + nk * d;
@@ -107,15 +94,8 @@ LRB_INLINE void forward_block(const ForwardBlock& a) {
       a.lse.at(r, 0) = kInf;
       continue;
     }
-    V8 sum = {};
+    const float total = exp_row(s, m, nk);
     index_t j = 0;
-    for (; j < full; j += 8) {
-      const V8 e = exp_nonpositive(load8(s + j) - m);
-      store8(s + j, e);
-      sum += e;
-    }
-    float total = lane_sum(sum);
-    for (; j < nk; ++j) total += (s[j] = exp_nonpositive(s[j] - m));
     // out = sum_j e_j v_j / total, four keys' accumulators in flight.
     V8 acc[4] = {};
     for (j = 0; j + 4 <= nk; j += 4)

@@ -61,23 +61,7 @@ struct ForwardHead {
 
 // Softmax of a row of scores in place: its max, exp(s - max), and 1/sum, keys across lanes.
 LRB_INLINE void softmax_row(float* __restrict s, index_t nk) {
-  const index_t full = nk / 8 * 8;
-  V8 mv = splat(-std::numeric_limits<float>::infinity());
-  for (index_t j = 0; j < full; j += 8) {
-    const V8 x = load8(s + j);
-    mv = x > mv ? x : mv;
-  }
-  float m = -std::numeric_limits<float>::infinity();
-  for (int l = 0; l < 8; ++l) m = std::max(m, mv[l]);
-  for (index_t j = full; j < nk; ++j) m = std::max(m, s[j]);
-  V8 sum = {};
-  for (index_t j = 0; j < full; j += 8) {
-    const V8 e = exp_nonpositive(load8(s + j) - m);
-    store8(s + j, e);
-    sum += e;
-  }
-  float total = lane_sum(sum);
-  for (index_t j = full; j < nk; ++j) total += (s[j] = exp_nonpositive(s[j] - m));
+  const float total = exp_row(s, row_max(s, nk), nk);
   const float inv = 1.0f / total;
   for (index_t j = 0; j < nk; ++j) s[j] *= inv;
 }

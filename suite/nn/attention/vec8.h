@@ -84,6 +84,35 @@ LRB_INLINE float exp_nonpositive(float x) {
   return out[0];
 }
 
+// The largest of a row's nk scores (-inf when every one is -inf), 8 at a time.
+LRB_INLINE float row_max(const float* __restrict s, std::int64_t nk) {
+  const std::int64_t full = nk / 8 * 8;
+  V8 mv = splat(-__builtin_inff());
+  for (std::int64_t j = 0; j < full; j += 8) {
+    const V8 x = load8(s + j);
+    mv = x > mv ? x : mv;
+  }
+  float m = -__builtin_inff();
+  for (int l = 0; l < 8; ++l) m = m < mv[l] ? mv[l] : m;
+  for (std::int64_t j = full; j < nk; ++j) m = m < s[j] ? s[j] : m;
+  return m;
+}
+
+// exp(s - m) in place over a row of nk scores (m: its maximum, or 0 for a row of -inf);
+// returns the row's sum.
+LRB_INLINE float exp_row(float* __restrict s, float m, std::int64_t nk) {
+  const std::int64_t full = nk / 8 * 8;
+  V8 sum = {};
+  for (std::int64_t j = 0; j < full; j += 8) {
+    const V8 e = exp_nonpositive(load8(s + j) - m);
+    store8(s + j, e);
+    sum += e;
+  }
+  float total = lane_sum(sum);
+  for (std::int64_t j = full; j < nk; ++j) total += (s[j] = exp_nonpositive(s[j] - m));
+  return total;
+}
+
 // The last step of the backward of R query rows, one pass over their nk keys (rows of 8,
 // contiguous): dk_j += sum_r ds_r[j] q_r and dv_j += sum_r p_r[j] g_r; dq_r = sum_j ds_r[j]
 // k_j (before its scale). R rows share each load and store of k, dk and dv.
