@@ -18,10 +18,15 @@
 //       heads of 16 and 32 for the record: the fused kernel takes heads of 8 only), the fused
 //       small-head kernel (small_head_softmax.h) against LibTorch's products and softmax.
 //
+//   dropout/philox vs dropout/philox_one_block vs dropout/libtorch — dropout's forward +
+//       backward at the quickstart's activation ([32, 197, 32], p = 0.1): lrb::dropout with
+//       its blocks drawn eight at a time (philox_blocks.h), the same drawn one block at a time,
+//       and LibTorch's at::dropout.
+//
 //   optimizer/adamw_fused vs optimizer/adamw_libtorch — one AdamW step over MAELRE-tiny's
 //       kind of parameter shapes (7.8M floats in 64 tensors), lrb::FusedAdamW against LibTorch's.
 //
-//   ./build/tests/lrb_bench --benchmark_filter='products|maelre|optimizer|attention/softmax_'
+//   ./build/tests/lrb_bench --benchmark_filter='products|maelre|optimizer|attention/softmax_|dropout'
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
@@ -31,6 +36,8 @@
 
 #include "suite/nn/attention/small_head_softmax.h"
 #include "suite/nn/batched_matmul.h"
+#include "suite/nn/dropout.h"
+#include "suite/nn/philox_blocks.h"
 #include "suite/run/fused_adamw.h"
 #include "workloads/maelre/token_reduction.h"
 
@@ -131,6 +138,25 @@ void SmallHeadAttention(benchmark::State& state) {
       benchmark::Counter(6.0 * 2 * 32 * 4 * 197 * 197 * d, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+enum class DropoutCode { philox, philox_one_block, libtorch };
+
+template <DropoutCode Code>
+void DropoutStep(benchmark::State& state) {
+  at::set_num_threads(1);
+  at::manual_seed(0);
+  const at::Tensor x = at::randn({32, 197, 32}).requires_grad_(true), grad = at::randn({32, 197, 32});
+  const bool previous = philox_blocks_use_baseline_code(Code == DropoutCode::philox_one_block);
+  for (auto _ : state) {
+    const at::Tensor y = Code == DropoutCode::libtorch ? at::dropout(x, 0.1, true) : lrb::dropout(x, 0.1, true);
+    y.backward(grad);
+    benchmark::DoNotOptimize(x.grad().data_ptr());
+  }
+  philox_blocks_use_baseline_code(previous);
+}
+
+BENCHMARK(DropoutStep<DropoutCode::philox>)->Name("dropout/philox")->Unit(benchmark::kMillisecond);
+BENCHMARK(DropoutStep<DropoutCode::philox_one_block>)->Name("dropout/philox_one_block")->Unit(benchmark::kMillisecond);
+BENCHMARK(DropoutStep<DropoutCode::libtorch>)->Name("dropout/libtorch")->Unit(benchmark::kMillisecond);
 BENCHMARK(SmallHeadAttention<true>)->Name("attention/softmax_fused")->Arg(8)->Unit(benchmark::kMillisecond);
 BENCHMARK(SmallHeadAttention<false>)->Name("attention/softmax_libtorch")->Arg(8)->Arg(16)->Arg(32)->Unit(benchmark::kMillisecond);
 BENCHMARK(AdamWStep<true>)->Name("optimizer/adamw_fused")->Unit(benchmark::kMillisecond);
