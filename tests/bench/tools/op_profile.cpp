@@ -33,6 +33,7 @@
 #include "suite/core/errors.h"
 #include "suite/registry/registry.h"
 #include "suite/run/fused_adamw.h"
+#include "suite/runtime/counting_allocator.h"
 
 namespace {
 
@@ -130,6 +131,9 @@ int main(int argc, char** argv) {
     }
     if (entry.schema.resolve) entry.schema.resolve(options, task.to_json());
 
+    // As a run does (sweep_runner.cpp): its allocator keeps activations in the heap, where
+    // LibTorch's default would fault fresh pages in on every step (7 % of a Longformer step).
+    lrb::CpuMemoryCounter::install();
     at::set_num_threads(threads);
     torch::manual_seed(1);
     auto model = entry.make(options, task);
