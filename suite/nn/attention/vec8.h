@@ -56,6 +56,20 @@ LRB_INLINE float lane_sum(const V8& v) {
   return s;
 }
 
+// exp(r), r = x - n ln2 (ln2 in two parts, so r keeps its low bits): the polynomial both
+// exp_nonpositive below share, for a vector (V8) or one float alike.
+template <typename T>
+LRB_INLINE T exp_of_remainder(const T& x, const T& n) {
+  const T r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  T y = T{} + 1.9875691500e-4f;
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  return y * r * r + r + 1.0f;
+}
+
 // exp(x) for x <= 0 (a score minus its row's maximum) or -inf (a dropped key), exactly 0
 // below kMinExponent; also right for small x > 0 (|x| < ln2/2, rounding). Cephes' expf:
 // x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial in r (relative error ~1e-7),
@@ -63,15 +77,7 @@ LRB_INLINE float lane_sum(const V8& v) {
 LRB_INLINE V8 exp_nonpositive(const V8& x) {
   const V8 xc = x < kMinExponent ? splat(kMinExponent) : x;
   const I8 ni = __builtin_convertvector(xc * 1.44269504088896341f - 0.5f, I8);  // nearest, x <= 0
-  const V8 n = __builtin_convertvector(ni, V8);
-  const V8 r = xc - n * 0.693359375f + n * 2.12194440e-4f;
-  V8 y = splat(1.9875691500e-4f);
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = y * r * r + r + 1.0f;
+  const V8 y = exp_of_remainder(xc, __builtin_convertvector(ni, V8));
   const I8 bits = (ni + 127) << 23;  // n >= -126: a normal 2^n
   V8 scale;
   std::memcpy(&scale, &bits, sizeof scale);
@@ -84,15 +90,7 @@ LRB_INLINE V8 exp_nonpositive(const V8& x) {
 LRB_INLINE float exp_nonpositive(float x) {
   if (!(x >= kMinExponent)) return x < kMinExponent ? 0.0f : x;  // NaN stays NaN
   const std::int32_t ni = static_cast<std::int32_t>(x * 1.44269504088896341f - 0.5f);
-  const float n = static_cast<float>(ni);
-  const float r = x - n * 0.693359375f + n * 2.12194440e-4f;
-  float y = 1.9875691500e-4f;
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = y * r * r + r + 1.0f;
+  const float y = exp_of_remainder(x, static_cast<float>(ni));
   const std::uint32_t bits = static_cast<std::uint32_t>(ni + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
