@@ -53,15 +53,29 @@ constexpr std::int64_t kProductMaxOutputs = 4;
 
 // The strided convolution as one product: each output position's (2s+1)^2 input taps
 // (zero beyond the grid) times the kernel, flattened. [B, D, H, W] -> [B, H'W', D'].
+// Along an axis the grid spans within one stride (n <= s) there is one output, whose window
+// is the grid itself (kernel taps s .. s+n-1): the kernel's other taps there only ever
+// multiply padding, so the product leaves them out (their gradient is zero either way). For
+// MAELRE's last reduction (2 x 2 -> 1 x 1, kernel 5) that is 4 taps of 25.
 at::Tensor strided_conv_as_product(const torch::nn::Conv2d& conv, const at::Tensor& x, std::int64_t s) {
-  const at::Tensor& w = conv->weight;
-  const std::int64_t k = w.size(-1);
-  const at::Tensor taps = at::im2col(x, {k, k}, {1, 1}, {s, s}, {s, s});  // [B, D * k * k, H'W']
-  const std::int64_t B = taps.size(0), positions = taps.size(2);
-  // One row per (sample, position), made contiguous here: at::linear on the transposed
-  // view took 10x as long in its backward (LibTorch 1.13).
-  const at::Tensor rows = taps.transpose(1, 2).reshape({B * positions, taps.size(1)});
-  return at::addmm(conv->bias, rows, w.view({w.size(0), -1}).t()).view({B, positions, w.size(0)});
+  const at::Tensor& w = conv->weight;  // [D', D, k, k]
+  const std::int64_t k = w.size(-1), B = x.size(0), h = x.size(2), wd = x.size(3);
+  const auto first_tap = [&](std::int64_t n) { return n <= s ? s : std::int64_t{0}; };
+  const auto taps_used = [&](std::int64_t n) { return n <= s ? n : k; };
+  const std::int64_t y0 = first_tap(h), kh = taps_used(h), x0 = first_tap(wd), kw = taps_used(wd);
+  const at::Tensor kernel = kh == k && kw == k ? w : w.narrow(2, y0, kh).narrow(3, x0, kw);
+  at::Tensor rows;
+  std::int64_t positions = 1;
+  if (h <= s && wd <= s) {
+    rows = x.reshape({B, -1});  // one output, whose taps are the grid, in the kernel's (d, y, x) order
+  } else {
+    const at::Tensor taps = at::im2col(x, {kh, kw}, {1, 1}, {s - y0, s - x0}, {s, s});  // [B, D * kh * kw, H'W']
+    positions = taps.size(2);
+    // One row per (sample, position), made contiguous here: at::linear on the transposed
+    // view took 10x as long in its backward (LibTorch 1.13).
+    rows = taps.transpose(1, 2).reshape({B * positions, taps.size(1)});
+  }
+  return at::addmm(conv->bias, rows, kernel.reshape({w.size(0), -1}).t()).view({B, positions, w.size(0)});
 }
 
 TokenReductionImpl::TokenReductionImpl(std::string op, std::int64_t nu, std::int64_t dim_in, std::int64_t dim_out,
