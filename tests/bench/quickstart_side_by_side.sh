@@ -7,7 +7,8 @@
 # processors issue 27 was measured on): the old binary gets OPENBLAS_CORETYPE=PRESCOTT, and
 # LRB_FAULT_BLAS_FALLBACK=Prescott makes this build's launcher find the fallback, self-test
 # a better core and set it, as it does where the library fell back by itself.
-# Usage: tests/bench/quickstart_side_by_side.sh OLD_LRBENCH [OUT]   (OUT: /tmp/lrb-side-by-side)
+# Usage: tests/bench/quickstart_side_by_side.sh OLD_LRBENCH [OUT]   (OUT: /tmp/lrb-side-by-side;
+# SWEEP=FILE compares another sweep, RANKS=N another rank count)
 # Build the old binary in a worktree: git worktree add /tmp/old REV && (cd /tmp/old &&
 # bash scripts/build.sh lrbench lrbench-core); OLD_LRBENCH is then /tmp/old/build/lrbench.
 set -euo pipefail
@@ -15,6 +16,7 @@ cd "$(dirname "$0")/../.."
 old=$(realpath "${1:?usage: $0 OLD_LRBENCH [OUT]}")
 out=${2:-/tmp/lrb-side-by-side}
 ranks=${RANKS:-$(nproc)}
+sweep=${SWEEP:-workloads/sweeps/quickstart.toml}
 rm -rf "$out" && mkdir -p "$out"
 old_env=() new_env=()
 if [ "${FALLBACK:-0}" = 1 ]; then old_env=(OPENBLAS_CORETYPE=PRESCOTT) new_env=(LRB_FAULT_BLAS_FALLBACK=Prescott); fi
@@ -27,8 +29,8 @@ one() { # NAME then the command; each run checks the BLAS afresh (a cache folder
   end=$(date +%s.%N)
   echo "$name: $(echo "$end - $start" | bc) s" | tee -a "$out/times.txt"
 }
-old_run() { one "$1" "${old_env[@]}" mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" "$old" run workloads/sweeps/quickstart.toml --out "$out/$1"; }
-new_run() { one "$1" "${new_env[@]}" build/lrbench run workloads/sweeps/quickstart.toml --out "$out/$1" --ranks "$ranks"; }
+old_run() { one "$1" "${old_env[@]}" mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" "$old" run "$sweep" --out "$out/$1"; }
+new_run() { one "$1" "${new_env[@]}" build/lrbench run "$sweep" --out "$out/$1" --ranks "$ranks"; }
 old_run old1; new_run new1; new_run new2; old_run old2
 for name in old1 new1 new2 old2; do
   build/lrbench export "$out/$name" --format jsonl | python3 -c '
