@@ -32,17 +32,10 @@ one() { # NAME then the command; each run checks the BLAS afresh (a cache folder
 old_run() { one "$1" "${old_env[@]}" mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" "$old" run "$sweep" --out "$out/$1"; }
 new_run() { one "$1" "${new_env[@]}" build/lrbench run "$sweep" --out "$out/$1" --ranks "$ranks"; }
 old_run old1; new_run new1; new_run new2; old_run old2
+# Each sweep's report: its claims' verdicts, accuracy over seeds and efficiency tables (the
+# step median: the median over runs of each run's step median) into OUT/NAME.report.txt.
 for name in old1 new1 new2 old2; do
-  build/lrbench export "$out/$name" --format jsonl | python3 -c '
-import json, statistics, sys
-figures = {}
-for line in sys.stdin:
-    row = json.loads(line)
-    figures.setdefault(row["model"], {}).setdefault(row["figure"], []).append(row["value"])
-for model, f in sorted(figures.items()):
-    step = statistics.median(f["step_seconds_median"]) * 1e3
-    acc = f.get("eval_accuracy", [float("nan")])
-    spread = statistics.stdev(acc) if len(acc) > 1 else 0.0
-    print("%-5s %-12s step median %6.1f ms  accuracy %.3f ± %.3f" % (sys.argv[1], model, step, statistics.mean(acc), spread))
-' "$name" | tee -a "$out/steps.txt"
+  build/lrbench report "$out/$name" > "$out/$name.report.txt"
+  echo "== $name"
+  awk '/ — (accuracy \(|efficiency)/ { show = 1 } show && /^$/ { show = 0 } show' "$out/$name.report.txt"
 done
