@@ -351,10 +351,12 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
   }
   tab.notes.push_back(fmt::format(
       "medians over the ok runs of each cell; step median and p95: per-run step times after warm-up; peak memory: the run's "
-      "peak allocation; FLOP/s: the model's FLOPs per training step (3 × forward × batch) over the step median; util: "
-      "that over the measured float32 matrix-product peak of the ranks that trained it (provenance matmul_peak); {} best in "
-      "its setting (throughput, FLOP/s, util and batch: highest; the rest: lowest); runs: ok runs measured; "
-      "failed: runs failed or stopped (listed below)",
+      "peak allocation; step memory: a training step's own peak above the resident parameters, gradients and optimizer "
+      "state (activations and temporaries; a run's first step, which allocates those, is not counted); FLOP/s: the "
+      "model's FLOPs per training step (3 × forward × batch) over the step median; util: that over the measured float32 "
+      "matrix-product peak of the ranks that trained it (provenance matmul_peak); {} best in its "
+      "setting (throughput, FLOP/s, util and batch: highest; the rest: lowest); runs: ok runs measured; failed: runs "
+      "failed or stopped (listed below)",
       kBestMark));
   if (any_not_counted)
     tab.notes.push_back("not counted: a figure its runs could not measure (a TorchScript model's FLOPs when none of the "

@@ -1,6 +1,8 @@
 #include "suite/run/fused_adamw.h"
 
 #include <ATen/ATen.h>
+#include <torch/types.h>  // clip_grad.h uses torch::Tensor without including it
+#include <torch/nn/utils/clip_grad.h>
 
 #include <cmath>
 #include <sstream>
@@ -34,8 +36,9 @@ bool dense_float_cpu(const at::Tensor& t) {
 // One element's AdamW update, as LibTorch's AdamW::step computes it with tensor ops:
 //   p *= 1 - lr wd;  m = m b1 + (1 - b1) g;  v = v b2 + (1 - b2) g g;
 //   p += -(lr / bc1) m / (sqrt(v) / sqrt(bc2) + eps)
+// The gradient enters scaled by the clipping coefficient (1 without clipping: exact).
 struct Coefficients {
-  float decay, beta1, one_minus_beta1, beta2, one_minus_beta2, sqrt_bc2, eps, neg_step;
+  float decay, beta1, one_minus_beta1, beta2, one_minus_beta2, sqrt_bc2, eps, neg_step, grad_scale;
   bool decays;
 };
 
@@ -44,7 +47,7 @@ void update(float* __restrict p, const float* __restrict g, float* __restrict m,
   for (std::int64_t i = 0; i < n; ++i) {
     float pi = p[i];
     if (c.decays) pi *= c.decay;
-    const float gi = g[i];
+    const float gi = g[i] * c.grad_scale;
     const float mi = m[i] * c.beta1 + c.one_minus_beta1 * gi;
     const float vi = v[i] * c.beta2 + c.one_minus_beta2 * gi * gi;
     m[i] = mi;
@@ -72,6 +75,30 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     at::AutoGradMode enable_grad(true);
     loss = closure();
   }
+  update_all(1.0f);
+  return loss;
+}
+
+double FusedAdamW::clip_and_step(const std::vector<at::Tensor>& parameters, double max_norm) {
+  std::vector<at::Tensor> with_grad;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) with_grad.push_back(p);
+  if (!fusable() || with_grad.empty()) {
+    const double norm = torch::nn::utils::clip_grad_norm_(with_grad, max_norm);
+    step();
+    return norm;
+  }
+  at::NoGradGuard no_grad;
+  // clip_grad_norm_'s own arithmetic (LibTorch 1.13 and 2.x), so the coefficient is its bits.
+  std::vector<at::Tensor> norms;
+  for (const auto& p : with_grad) norms.push_back(p.grad().norm(2.0));
+  const at::Tensor total = norms.size() == 1 ? norms[0] : at::stack(norms).norm(2.0);
+  const at::Tensor coefficient = at::clamp_max(max_norm / (total + 1e-6), 1.0);
+  update_all(coefficient.item<float>());
+  return total.item<double>();
+}
+
+void FusedAdamW::update_all(float grad_scale) {
   using Key = typename std::decay_t<decltype(state_)>::key_type;
   for (auto& group : param_groups()) {
     const auto& o = static_cast<const AdamWOptions&>(group.options());
@@ -99,14 +126,25 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       const double bc2 = 1 - std::pow(beta2, static_cast<double>(state.step()));
       const Coefficients c{static_cast<float>(1 - lr * wd), static_cast<float>(beta1), static_cast<float>(1 - beta1),
                            static_cast<float>(beta2),       static_cast<float>(1 - beta2), static_cast<float>(std::sqrt(bc2)),
-                           static_cast<float>(o.eps()),     static_cast<float>(-(lr / bc1)), wd != 0};
+                           static_cast<float>(o.eps()),     static_cast<float>(-(lr / bc1)), grad_scale,
+                           wd != 0};
       update(p.data_ptr<float>(), p.grad().data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(), p.numel(),
              c);
       // Written through pointers: bump the versions in-place tensor ops would have bumped.
       for (const at::Tensor* t : {&p, &m, &v}) t->unsafeGetTensorImpl()->bump_version();
     }
   }
-  return loss;
+}
+
+void clip_and_step(torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& parameters, double max_norm) {
+  if (max_norm <= 0) {
+    optimizer.step();
+  } else if (auto* fused = dynamic_cast<FusedAdamW*>(&optimizer)) {
+    fused->clip_and_step(parameters, max_norm);
+  } else {
+    torch::nn::utils::clip_grad_norm_(parameters, max_norm);
+    optimizer.step();
+  }
 }
 
 }  // namespace lrb

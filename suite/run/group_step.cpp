@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <fmt/core.h>
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/utils.h>
 
 #include <stdexcept>
@@ -10,8 +9,10 @@
 #include "suite/core/seeds.h"
 #include "suite/core/stop_flag.h"
 #include "suite/mpi/run_group.h"
+#include "suite/run/fused_adamw.h"
 #include "suite/run/gradient_exchange.h"
 #include "suite/runtime/counting_allocator.h"
+#include "suite/runtime/torch_compat_optim.h"
 
 namespace lrb {
 
@@ -31,7 +32,7 @@ void RunExecution::step_in_group(const std::vector<std::int64_t>& idx, StepResul
   double share = 0;
   std::string error;
   try {
-    optimizer_->zero_grad();
+    torch_compat::zero_gradients(*optimizer_);
     r.phases.optimizer = clock.lap();
     const std::vector<std::int64_t> mine(idx.begin() + begin, idx.begin() + end);
     const at::Tensor index = at::tensor(at::ArrayRef<std::int64_t>(mine), at::kLong);
@@ -54,9 +55,7 @@ void RunExecution::step_in_group(const std::vector<std::int64_t>& idx, StepResul
   if (ex.failed) throw std::runtime_error(ex.error);
   r.loss = ex.loss;
   if (std::isfinite(r.loss)) {
-    const double clip = run_.train.grad_clip;
-    if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
-    optimizer_->step();
+    clip_and_step(*optimizer_, model_->parameters(), run_.train.grad_clip);
     r.phases.optimizer += clock.lap();
   }
 }

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "suite/core/stop_flag.h"
 #include "suite/runtime/counting_allocator.h"
 #include "suite/runtime/device_memory.h"
@@ -29,6 +31,7 @@ void RunExecution::measure() {
     const StepResult r = train_step(cyclic_batch(batch), lr);
     c["step_seconds"].push_back(r.seconds);
     c["step_peak_bytes"].push_back(static_cast<double>(r.peak_bytes));
+    state_.peak_step_bytes = std::max(state_.peak_step_bytes, r.peak_bytes);
     record_phases(r.phases);
     ++state_.step;
   }

@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <fmt/core.h>
-#include <torch/nn/utils/clip_grad.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -10,10 +9,12 @@
 #include "suite/core/seeds.h"
 #include "suite/core/stop_flag.h"
 #include "suite/mpi/run_group.h"
+#include "suite/run/fused_adamw.h"
 #include "suite/run/gradient_exchange.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/device_memory.h"
 #include "suite/runtime/precision.h"
+#include "suite/runtime/torch_compat_optim.h"
 
 namespace lrb {
 
@@ -28,6 +29,12 @@ void RunExecution::train_and_evaluate() {
   auto& c = state_.curves;
   for (const char* name : {"train_step", "train_loss", "lr", "step_seconds", "step_peak_bytes"}) c[name];
   for (const char* name : kStepPhaseCurves) c[name];
+  // A step's own memory (peak_step_bytes) is that of the steps that find the gradients and
+  // the optimizer's state resident. The first step of an attempt (a start or a resume)
+  // allocates the gradients, and at step 0 the optimizer's state, which stay: they are in
+  // peak_bytes, and in peak_step_bytes only where a run has no other step.
+  bool first_of_attempt = true;
+  std::int64_t first_step_peak = 0;
   while (true) {
     const bool eval_due = state_.step == steps || (eval_every > 0 && state_.step > 0 && state_.step % eval_every == 0);
     if (eval_due && state_.last_eval_step != state_.step) {
@@ -53,6 +60,9 @@ void RunExecution::train_and_evaluate() {
     if (!std::isfinite(r.loss)) throw std::runtime_error(fmt::format("non-finite training loss ({})", r.loss));
     const double loss_value = r.loss, secs = r.seconds;
     const std::int64_t step_peak = r.peak_bytes;
+    if (first_of_attempt) first_step_peak = step_peak;
+    else state_.peak_step_bytes = std::max(state_.peak_step_bytes, step_peak);
+    first_of_attempt = false;
 
     ++state_.step;
     c["train_step"].push_back(static_cast<double>(state_.step));
@@ -69,6 +79,7 @@ void RunExecution::train_and_evaluate() {
     if (const std::string differ = replicas_differ(*ctx_.group, model_->parameters()); !differ.empty())
       throw std::runtime_error(differ);
   state_.peak_bytes = std::max(state_.peak_bytes, run_peak_bytes(device_));
+  if (state_.peak_step_bytes == 0) state_.peak_step_bytes = first_step_peak;
 }
 
 std::vector<std::int64_t> RunExecution::next_batch(std::int64_t batch) {
@@ -109,7 +120,7 @@ RunExecution::StepResult RunExecution::train_step(const std::vector<std::int64_t
   if (in_group()) {
     step_in_group(idx, r, clock);
   } else {
-    optimizer_->zero_grad();
+    torch_compat::zero_gradients(*optimizer_);
     r.phases.optimizer = clock.lap();
     const at::Tensor index = at::tensor(at::ArrayRef<std::int64_t>(idx), at::kLong);
     const at::Tensor x = data_->train.x.index_select(0, index).to(device_);
@@ -121,9 +132,7 @@ RunExecution::StepResult RunExecution::train_step(const std::vector<std::int64_t
     if (std::isfinite(r.loss)) {
       loss.backward();
       r.phases.backward = clock.lap();
-      const double clip = run_.train.grad_clip;
-      if (clip > 0) torch::nn::utils::clip_grad_norm_(model_->parameters(), clip);
-      optimizer_->step();
+      clip_and_step(*optimizer_, model_->parameters(), run_.train.grad_clip);
       r.phases.optimizer += clock.lap();
     }
   }
@@ -131,7 +140,6 @@ RunExecution::StepResult RunExecution::train_step(const std::vector<std::int64_t
   r.peak_bytes = run_peak_bytes(device_) - live_before;
   run_reset_peak(device_);
   state_.peak_bytes = std::max({state_.peak_bytes, peak_before, r.peak_bytes + live_before});
-  state_.peak_step_bytes = std::max(state_.peak_step_bytes, r.peak_bytes);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.phases.other = r.seconds - r.phases.timed();
   return r;

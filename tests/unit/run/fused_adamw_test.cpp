@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <torch/types.h>  // clip_grad.h uses torch::Tensor without including it
+#include <torch/nn/utils/clip_grad.h>
 #include <torch/serialize.h>
 
 #include <sstream>
@@ -33,13 +35,30 @@ std::unique_ptr<torch::optim::Optimizer> make(const std::vector<at::Tensor>& p, 
 
 // The same gradient sequence for both optimizers: a fixed quadratic's gradient at the
 // current parameters, with one parameter left without a gradient on odd steps.
-void steps(torch::optim::Optimizer& opt, const std::vector<at::Tensor>& p, int from, int to) {
+void gradients_at_step(const std::vector<at::Tensor>& p, int s) {
+  at::Tensor loss = at::zeros({}, p[0].options().requires_grad(false));
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (!(i == 1 && s % 2 == 1)) loss = loss + (p[i] * p[i]).sum() * (0.5 + static_cast<double>(i)) + p[i].sum().sin();
+  loss.backward();
+}
+
+// clip > 0: the global gradient norm clipped to it, as the harness steps (clip_and_step).
+void steps(torch::optim::Optimizer& opt, const std::vector<at::Tensor>& p, int from, int to, double clip = 0) {
   for (int s = from; s < to; ++s) {
     opt.zero_grad();
-    at::Tensor loss = at::zeros({}, p[0].options().requires_grad(false));
-    for (std::size_t i = 0; i < p.size(); ++i)
-      if (!(i == 1 && s % 2 == 1)) loss = loss + (p[i] * p[i]).sum() * (0.5 + static_cast<double>(i)) + p[i].sum().sin();
-    loss.backward();
+    gradients_at_step(p, s);
+    if (clip > 0) clip_and_step(opt, p, clip);
+    else opt.step();
+  }
+}
+
+// LibTorch's two calls, as the harness made them before clip_and_step.
+void clipped_steps_by_libtorch(torch::optim::Optimizer& opt, const std::vector<at::Tensor>& p, int from, int to,
+                               double clip) {
+  for (int s = from; s < to; ++s) {
+    opt.zero_grad();
+    gradients_at_step(p, s);
+    torch::nn::utils::clip_grad_norm_(p, clip);
     opt.step();
   }
 }
@@ -61,6 +80,29 @@ TEST(FusedAdamW, FollowsLibTorchsAdamWStepForStep) {
     EXPECT_LT(max_rel(fused_p, ref_p), 1e-5) << "after " << 10 * (k + 1) << " steps";
   }
   EXPECT_GT(max_rel(fused_p, make_params()), 0.1);  // they moved
+}
+
+// The clipping coefficient applied inside the update is clip_grad_norm_'s: the gradients'
+// norms here are 3-10, so a clip of 2 scales every step and one of 100 none.
+TEST(FusedAdamW, ClipsTheGradientsAsClipGradNormThenStep) {
+  for (const double clip : {2.0, 100.0}) {
+    const auto fused_p = make_params(), ref_p = make_params();
+    auto fused = make<FusedAdamW>(fused_p);
+    auto ref = make<AdamW>(ref_p);
+    steps(*fused, fused_p, 0, 30, clip);
+    clipped_steps_by_libtorch(*ref, ref_p, 0, 30, clip);
+    EXPECT_LT(max_rel(fused_p, ref_p), 1e-5) << "clip " << clip;
+    // Against clip_grad_norm_ then the fused step: the same bits.
+    const auto two_pass_p = make_params();
+    auto two_pass = make<FusedAdamW>(two_pass_p);
+    clipped_steps_by_libtorch(*two_pass, two_pass_p, 0, 30, clip);
+    for (std::size_t i = 0; i < fused_p.size(); ++i) EXPECT_TRUE(fused_p[i].equal(two_pass_p[i])) << i;
+    const auto unclipped_p = make_params();
+    auto unclipped = make<AdamW>(unclipped_p);
+    steps(*unclipped, unclipped_p, 0, 30);
+    if (clip < 10) EXPECT_GT(max_rel(fused_p, unclipped_p), 1e-3) << "clipping changed nothing";
+    else EXPECT_LT(max_rel(fused_p, unclipped_p), 1e-5);
+  }
 }
 
 // `to` continues where `from` stands: its parameters copied, its state saved and loaded as a
@@ -104,8 +146,8 @@ TEST(FusedAdamW, WhatItDoesNotFuseIsLibTorchsStepExactly) {
     const auto fused_p = make_params(type), ref_p = make_params(type);
     auto fused = make<FusedAdamW>(fused_p, amsgrad);
     auto ref = make<AdamW>(ref_p, amsgrad);
-    steps(*fused, fused_p, 0, 9);
-    steps(*ref, ref_p, 0, 9);
+    steps(*fused, fused_p, 0, 9, /*clip=*/2.0);
+    clipped_steps_by_libtorch(*ref, ref_p, 0, 9, 2.0);
     for (std::size_t i = 0; i < fused_p.size(); ++i) EXPECT_TRUE(fused_p[i].equal(ref_p[i])) << i;
   }
 }

@@ -99,6 +99,32 @@ TEST(Measure, PeakGrowsWithTheBatch) {
 namespace lrb {
 namespace {
 
+// A training run's step memory is that of the steps that find the gradients and AdamW's
+// moments resident (activations and temporaries), on LibTorch 1.13 and 2.x alike: the first
+// step allocates all three (3 x the parameters' bytes), later steps none of them. A model
+// with many parameters and little activation memory shows the difference.
+TEST(Measure, StepMemoryLeavesOutWhatTheFirstStepMakesResident) {
+  CpuMemoryCounter::install();
+  const std::string sweep = "[sweep]\nname = \"s\"\nseeds = 1\n[train]\nbatch_size = 1\nsteps = 4\neval_every = 0\n"
+                            "eval_size = 2\n[[task]]\nname = \"listops\"\nseq_len = 64\ntrain_size = 8\n"
+                            "[[model]]\nname = \"transformer\"\ndim = 256\ndepth = 2\nheads = 4\n";
+  const ExpandedSweep ex = expand_sweep(parse_sweep(sweep, "s.toml"));
+  RunContext ctx;
+  ctx.publish = false;
+  const RunOutcome out = execute_run(ex.runs[0], ctx);
+  ASSERT_EQ(out.status, RunStatus::Ok) << out.error;
+  const double param_bytes = 4 * out.record.metrics.at("params");
+  const std::vector<double>& steps = out.record.curves.at("step_peak_bytes");
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_GE(steps[0], 3 * param_bytes);  // gradients and both moments, made by the first step
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    EXPECT_LT(steps[i], param_bytes) << "step " << i << " allocated its gradients again";
+    EXPECT_EQ(steps[i], steps[1]);
+  }
+  EXPECT_EQ(out.record.metrics.at("peak_step_bytes"), steps[1]);
+  EXPECT_GE(out.record.metrics.at("peak_bytes"), steps[0]);  // the first step's allocations stay in the run's peak
+}
+
 TEST(Measure, PeakScopesNestWithoutLosingTheEnclosingPeak) {
   CpuMemoryCounter::install();
   CpuMemoryCounter::begin_scope();
