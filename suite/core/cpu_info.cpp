@@ -44,15 +44,28 @@ CpuInfo parse_cpuinfo(std::istream& in) {
   return c;
 }
 
-std::vector<std::string> cpu_features() {
-  // AMX also needs the kernel's permission, which LibTorch asks for.
-  const std::pair<const char*, bool> known[] = {
-      {"avx2", __builtin_cpu_supports("avx2")},         {"fma", __builtin_cpu_supports("fma")},
-      {"avx512f", __builtin_cpu_supports("avx512f")},   {"avx512_bf16", __builtin_cpu_supports("avx512bf16")},
+const CpuFlags& cpu_flags() {
+  static const CpuFlags flags = [] {
+    CpuFlags f;
+    f.avx2 = __builtin_cpu_supports("avx2");
+    f.fma = __builtin_cpu_supports("fma");
+    f.avx512f = __builtin_cpu_supports("avx512f");
+    f.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
 #if !defined(__clang__)  // clang 14 (scripts/fuzz.sh builds with it) does not know AMX's name
-      {"amx_bf16", __builtin_cpu_supports("amx-bf16")},
+    f.amx_bf16 = __builtin_cpu_supports("amx-bf16");  // AMX also needs the kernel's permission, which LibTorch asks for
 #endif
-  };
+    return f;
+  }();
+  return flags;
+}
+
+std::vector<std::string> cpu_features() {
+  const CpuFlags& f = cpu_flags();
+  const std::pair<const char*, bool> known[] = {{"avx2", f.avx2},
+                                                {"fma", f.fma},
+                                                {"avx512f", f.avx512f},
+                                                {"avx512_bf16", f.avx512_bf16},
+                                                {"amx_bf16", f.amx_bf16}};
   std::vector<std::string> features;
   for (const auto& [feature, present] : known)
     if (present) features.emplace_back(feature);

@@ -19,8 +19,15 @@ struct CpuInfo {
 
 // The first processor's entries of a /proc/cpuinfo text (features left empty).
 CpuInfo parse_cpuinfo(std::istream& in);
-// The vector instructions among avx2, fma, avx512f, avx512_bf16, amx_bf16 that this processor
-// has (cpuid, as the compiler's __builtin_cpu_supports reads it; no file read).
+// The vector instructions lrbench's kernels, bf16 and the BLAS core's choice go by, read once
+// from cpuid (as the compiler's __builtin_cpu_supports reads it; no file read). The one place
+// that asks, so what a run used and what its provenance names cannot disagree
+// (lrbench-blas-check, which links no lrbench library, asks for itself).
+struct CpuFlags {
+  bool avx2 = false, fma = false, avx512f = false, avx512_bf16 = false, amx_bf16 = false;
+};
+const CpuFlags& cpu_flags();
+// Their names, among avx2, fma, avx512f, avx512_bf16, amx_bf16, that this processor has.
 std::vector<std::string> cpu_features();
 // This machine's: /proc/cpuinfo, with cpu_features().
 CpuInfo cpu_info();

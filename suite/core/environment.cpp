@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "suite/core/cpu_info.h"
+
 namespace lrb {
 
 namespace {
@@ -40,7 +42,7 @@ BlasInfo loaded_blas() {
   if (auto fn = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) b.config = fn();
   if (auto fn = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"))) b.core = fn();
   if (!b.core.empty()) {
-    b.better_core = better_blas_core(b.core, __builtin_cpu_supports("avx2"), __builtin_cpu_supports("avx512f"));
+    b.better_core = better_blas_core(b.core, cpu_flags().avx2, cpu_flags().avx512f);
     b.fallback_core = !b.better_core.empty();
   }
   if (const char* choice = std::getenv("LRB_BLAS_CORE_CHOICE")) b.choice = choice;

@@ -4,6 +4,8 @@
 
 #include <atomic>
 
+#include "suite/core/cpu_info.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define LRB_PHILOX_AVX2 1
@@ -82,7 +84,7 @@ LRB_AVX2 void blocks_avx2(std::uint64_t key, std::uint64_t first_block, std::int
 }
 
 bool has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
+  static const bool has = cpu_flags().avx2;
   return has;
 }
 #endif

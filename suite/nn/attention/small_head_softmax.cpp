@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "suite/core/cpu_info.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/vec8.h"
 #include "suite/nn/batched_matmul.h"
@@ -293,7 +294,7 @@ std::atomic<bool> force_baseline{false};
 
 bool vec8::avx2_fma_code() {
 #ifdef LRB_HAS_AVX2_PATH
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  static const bool has = cpu_flags().avx2 && cpu_flags().fma;
   return has && !force_baseline.load(std::memory_order_relaxed);
 #else
   return false;
