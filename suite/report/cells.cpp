@@ -86,12 +86,14 @@ std::string revision_of(const RunRecord& r) {
 }
 
 // The device a run used: the spec's type, with the provenance's device name where recorded
-// (two GPU models are two devices for timing figures).
+// (two GPU models are two devices for timing figures), and on a CPU the processor (two
+// processors differ by 2x and more in a step's time).
 std::string device_of(const RunRecord& r) {
   std::string d = r.spec.value("device", std::string("cpu"));
   if (const std::string gpu = r.gpu_name(); !gpu.empty()) return d + " (" + gpu + ")";
   if (r.provenance.contains("device_name") && r.provenance.at("device_name").is_string())
     return d + " (" + r.provenance.at("device_name").get<std::string>() + ")";
+  if (const std::string cpu = r.cpu_name(); d == "cpu" && !cpu.empty()) return d + " (" + cpu + ")";
   return d;
 }
 
@@ -103,7 +105,7 @@ bool same_revision_and_device(const RunRecord& a, const RunRecord& b) {
   };
   for (const char* key : {"git_revision", "git_dirty", "device_name"})
     if (!same(a.provenance, b.provenance, key)) return false;
-  return a.gpu_name() == b.gpu_name() && same(a.spec, b.spec, "device");
+  return a.gpu_name() == b.gpu_name() && a.cpu_name() == b.cpu_name() && same(a.spec, b.spec, "device");
 }
 
 }  // namespace

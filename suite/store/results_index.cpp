@@ -43,9 +43,10 @@ constexpr std::uintmax_t kMaxIndexBytes = std::uintmax_t{4} << 30;
 // The provenance fields and records the reports read (see index_view): world_size gives the
 // runs a study ran at a time, by which `lrbench plan` and the budget warning divide run time;
 // model says where a model came from (a TorchScript file, and whether its seeds share weights);
-// gpu names the GPU a run trained on (RunRecord::gpu_name).
-constexpr const char* kProvenanceKept[] = {"sweep",    "git_revision", "git_dirty",  "threads",
-                                           "device_name", "gpu",       "world_size", "model"};
+// gpu names the GPU a run trained on (RunRecord::gpu_name), cpu the processor a CPU run ran on
+// (RunRecord::cpu_name).
+constexpr const char* kProvenanceKept[] = {"sweep",       "git_revision", "git_dirty",  "threads", "device_name",
+                                           "gpu",         "cpu",          "world_size", "model"};
 constexpr const char* kRecordsKept[] = {"task", "probes"};
 constexpr std::string_view kCurvesKeptPrefix = "variant.";  // per-variant inference timings
 

@@ -1,5 +1,7 @@
 #include "suite/store/run_record.h"
 
+#include <fmt/core.h>
+
 #include <stdexcept>
 
 namespace lrb {
@@ -32,6 +34,18 @@ std::string RunRecord::gpu_name() const {
   if (gpu == provenance.end() || !gpu->is_object()) return "";
   const auto name = gpu->find("name");
   return name != gpu->end() && name->is_string() ? name->get<std::string>() : "";
+}
+
+std::string RunRecord::cpu_name() const {
+  if (!provenance.is_object()) return "";
+  const auto cpu = provenance.find("cpu");
+  if (cpu == provenance.end() || !cpu->is_object()) return "";
+  const auto name = cpu->find("model_name");
+  std::string out = name != cpu->end() && name->is_string() ? name->get<std::string>() : "";
+  const auto family = cpu->find("family"), model = cpu->find("model");
+  if (family != cpu->end() && family->is_number_integer() && model != cpu->end() && model->is_number_integer())
+    out += (out.empty() ? "" : ", ") + fmt::format("family {} model {}", family->get<int>(), model->get<int>());
+  return out;
 }
 
 }  // namespace lrb

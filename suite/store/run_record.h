@@ -50,6 +50,9 @@ struct RunRecord {
 
   std::string primary_metric() const;  // spec's task metrics[0], prefixed "eval_"
   std::string gpu_name() const;        // the GPU it trained on (provenance gpu.name); empty on a CPU
+  // The processor it ran on (provenance cpu: "AMD EPYC, family 25 model 17"); empty where not
+  // recorded. The family and model tell core designs apart that share a name.
+  std::string cpu_name() const;
 };
 
 }  // namespace lrb

@@ -301,6 +301,16 @@ TEST(ReportEscape, HostileNamesStayText) {
   EXPECT_TRUE(contains(csv.str(), "\"evil<img src=x onerror=alert(1)> tag=50%_{x} & \"\"q\"\", `x`\"")) << csv.str();
 }
 
+// A report's warnings on the folder, one a line.
+std::string report_warnings(const std::filesystem::path& folder) {
+  ReportOptions o;
+  o.bootstrap.resamples = 500;
+  const Report r = build_report(load_report_input({folder}), o);
+  std::string all;
+  for (const auto& w : r.warnings) all += w + "\n";
+  return all;
+}
+
 TEST(ReportWarnings, MixedRevisionsAndDevicesAreNamed) {
   test::TempDir t;
   for (int s = 0; s < 2; ++s)
@@ -315,14 +325,34 @@ TEST(ReportWarnings, MixedRevisionsAndDevicesAreNamed) {
       std::filesystem::create_directories(t / "runs");
       write_run_file(ResultsLayout(t.path()).run_file(r.key), r);
     }
-  ReportOptions o;
-  o.bootstrap.resamples = 500;
-  const Report r = build_report(load_report_input({t.path()}), o);
-  std::string all;
-  for (const auto& w : r.warnings) all += w + "\n";
+  const std::string all = report_warnings(t.path());
   EXPECT_TRUE(contains(all, "listops: the table mixes runs from different code revisions (aaa1111, bbb2222)")) << all;
   EXPECT_TRUE(contains(all, "listops: the table mixes devices (cpu, cpu (NVIDIA H200))")) << all;
   EXPECT_FALSE(contains(all, "thread counts")) << all;
+}
+
+// Two processors are two devices: CPUs differ by 2x and more in a step's time, and a name
+// alone ("AMD EPYC") does not tell their core designs apart.
+TEST(ReportWarnings, RunsOnTwoProcessorsAreTwoDevices) {
+  for (const bool same : {true, false}) {
+    test::TempDir t;
+    for (int s = 0; s < 2; ++s) {
+      test::RunDraft d;
+      d.seed = s;
+      d.metrics = {{"eval_accuracy", 0.5 + 0.1 * s}};
+      RunRecord r = test::make_run(d);
+      r.provenance["cpu"] = {{"model_name", "AMD EPYC"}, {"family", 25}, {"model", same || s == 0 ? 1 : 17}};
+      std::filesystem::create_directories(t / "runs");
+      write_run_file(ResultsLayout(t.path()).run_file(r.key), r);
+    }
+    const std::string all = report_warnings(t.path());
+    if (same)
+      EXPECT_FALSE(contains(all, "mixes devices")) << all;
+    else
+      EXPECT_TRUE(contains(all, "listops: the table mixes devices (cpu (AMD EPYC, family 25 model 1), cpu (AMD EPYC, "
+                                "family 25 model 17))"))
+          << all;
+  }
 }
 
 // A folder switched to ranks_per_run = 2 holds 1-rank and 2-rank runs of every setting: two
