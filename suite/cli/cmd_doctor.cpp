@@ -93,6 +93,13 @@ int doctor() {
   fmt::print("threads      intra-op {} (default; lrbench sets it per rank), inter-op {}, cores available {} ({} physical: "
              "`lrbench run --ranks auto` starts up to that many ranks)\n",
              at::get_num_threads(), at::get_num_interop_threads(), available_cores(), available_physical_cores());
+  const nlohmann::json heap = heap_pages();
+  const std::string thp = heap["transparent_huge_pages"], tunables = heap["glibc_tunables"];
+  fmt::print("heap pages   transparent huge pages {}, GLIBC_TUNABLES {}{}\n", thp.empty() ? "unknown" : "\"" + thp + "\"",
+             tunables.empty() ? "unset" : "\"" + tunables + "\"",
+             thp == "never" ? " (4 KiB pages only: training steps run a few % slower; docs/benchmarks.md, \"Huge pages for "
+                              "training\")"
+                            : "");
   // What runs' utilisation is measured against: one thread, and every core a rank alone gets.
   for (const int threads : std::set<int>{1, available_cores()}) {
     const MatmulPeak peak = matmul_peak(at::Device(at::kCPU), threads, user_cache_folder());

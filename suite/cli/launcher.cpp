@@ -25,17 +25,22 @@
 
 #include "suite/core/child_process.h"
 
-// A report builds its 100,000 decoded runs as millions of small allocations; most of that
-// time went to page faults. glibc's allocator, told to, backs its heap with transparent huge
-// pages (where the system allows them: "madvise" or "always") and grows it 64 MiB at a time
-// (a report of 100,000 runs here: 5.5 s without, 3.9 s with; docs/benchmarks.md, "Results at scale").
-// GLIBC_TUNABLES the user set come after, so theirs win.
-static void allocate_for_many_records() {
-  static const char ours[] = "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864";
+// glibc's allocator, told to, backs its heap with transparent huge pages (where the system
+// allows them: "madvise" or "always"; Debian's default is "madvise", which glibc does not
+// use unless told). A report builds its 100,000 decoded runs as millions of small
+// allocations, whose page faults were most of its time; it also grows the heap 64 MiB at a
+// time (5.5 s without, 3.9 s with). A training step streams tensors of megabytes through
+// the heap, and 4 KiB pages cost it TLB misses: the quickstart's models' one-rank steps 1-10 %
+// shorter with huge pages (docs/benchmarks.md, "Results at scale" and "Huge pages for training").
+// GLIBC_TUNABLES the user set come after ours, so theirs win; a value that starts with ours
+// came from the lrbench that started this one (--ranks, Slurm) and is kept as it is.
+static void back_heap_with_huge_pages(const char* ours) {
   const char* theirs = getenv("GLIBC_TUNABLES");
   static char tunables[4096];
   if (theirs == nullptr || theirs[0] == '\0')
     snprintf(tunables, sizeof tunables, "%s", ours);
+  else if (strncmp(theirs, ours, strlen(ours)) == 0)
+    return;
   else if (snprintf(tunables, sizeof tunables, "%s:%s", ours, theirs) >= static_cast<int>(sizeof tunables))
     return;  // too long to extend: theirs alone
   setenv("GLIBC_TUNABLES", tunables, 1);
@@ -302,7 +307,7 @@ int main(int /*argc*/, char** argv) {
   // These commands read results and never LibTorch, whose loading takes most of a second.
   // A program built with lrbench_add_program has no lrbench-results: lrbench-core does all.
   if (argv[1] != nullptr && is_results_command(argv)) {
-    allocate_for_many_records();
+    back_heap_with_huge_pages("glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864");
     static char results[PATH_MAX + 16];
     snprintf(results, sizeof results, "%.*slrbench-results", folder, self);
     execv(results, argv);
@@ -312,6 +317,8 @@ int main(int /*argc*/, char** argv) {
     }
   }
   choose_blas_core(self, folder);
+  // Training keeps glibc's heap padding: 64 MiB more per rank is no gain to a step.
+  back_heap_with_huge_pages("glibc.malloc.hugetlb=1");
   static char core[PATH_MAX + 16];
   snprintf(core, sizeof core, "%.*slrbench-core", folder, self);
   execv(core, argv);

@@ -105,6 +105,16 @@ int available_physical_cores() {
   return cores.empty() ? available_cores() : static_cast<int>(cores.size());
 }
 
+nlohmann::json heap_pages() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes, mode;
+  std::getline(in, modes);  // "always [madvise] never": the chosen one is bracketed
+  const auto open = modes.find('['), close = modes.find(']');
+  if (open != std::string::npos && close != std::string::npos && close > open) mode = modes.substr(open + 1, close - open - 1);
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  return {{"transparent_huge_pages", mode}, {"glibc_tunables", tunables != nullptr ? tunables : ""}};
+}
+
 std::string find_on_path(const std::string& name) {
   const char* path = std::getenv("PATH");
   if (!path) return "";

@@ -38,6 +38,11 @@ int available_cores();
 // hardware threads of one core count once (what mpirun counts as slots). available_cores()
 // where the topology cannot be read.
 int available_physical_cores();
+// The heap's pages: `transparent_huge_pages`, the system's mode (/sys/kernel/mm/
+// transparent_hugepage/enabled: "always", "madvise" or "never"; "" where it cannot be read),
+// and `glibc_tunables`, the GLIBC_TUNABLES this process started with (the lrbench launcher
+// sets glibc.malloc.hugetlb=1, which makes glibc ask for huge pages under "madvise").
+nlohmann::json heap_pages();
 // The path of an executable on PATH, or "" if none.
 std::string find_on_path(const std::string& name);
 

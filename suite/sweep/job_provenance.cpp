@@ -50,6 +50,7 @@ nlohmann::json job_provenance(const MpiSession& mpi, const SweepSpec& spec, int 
   j["cpu"] = cpu_info().to_json();
   j["cpu"]["cores_available"] = available_cores();
   j["cpu"]["physical_cores_available"] = available_physical_cores();
+  j["heap_pages"] = heap_pages();  // huge pages or not: a few % of a step
   if (!shard.whole()) j["shard"] = shard.text();
   // Which GPUs this rank could see (Slurm's --gpus-per-task binding sets it per task).
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) j["cuda_visible_devices"] = v;

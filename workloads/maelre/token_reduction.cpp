@@ -49,6 +49,37 @@ namespace {
 // which is faster there.
 constexpr std::int64_t kProductMaxOutputs = 4;
 
+// The single output's product: its window is the grid, whose taps are the kernel's
+// [y0, y0 + kh) x [x0, x0 + kw). They are gathered in the grid's token order, [D', kh, kw, D],
+// so each sample's grid, in that order, is its row (for a grid that views the tokens, the
+// tokens as they lie). Differentiated through narrow(), each backward built the whole
+// kernel's gradient (zeros, then the taps copied in, in runs of kw floats) and autograd added
+// all of it to the parameter's: three passes over a kernel of which MAELRE's last reduction
+// uses 4 taps of 25 (3.28M entries, a quarter of the model). The gathered taps are a leaf
+// instead, whose gradient a hook adds to the weight's tap planes in place; the other taps
+// keep the zeros zero_grad left. So the weight's gradient arrives in .grad after backward(),
+// where training reads it, but torch::autograd::grad asked for the weight finds it unused.
+at::Tensor single_output_product(const torch::nn::Conv2d& conv, const at::Tensor& x, std::int64_t y0,
+                                 std::int64_t kh, std::int64_t x0, std::int64_t kw) {
+  const at::Tensor& w = conv->weight;  // [D', D, k, k]
+  const at::Tensor taps_view = w.narrow(2, y0, kh).narrow(3, x0, kw).permute({0, 2, 3, 1});
+  at::Tensor taps;
+  if (w.requires_grad() && at::GradMode::is_enabled()) {
+    taps = taps_view.detach().contiguous().requires_grad_(true);
+    taps.register_hook([w, y0, kh, x0, kw](const at::Tensor& grad) {
+      at::Tensor& whole = w.mutable_grad();
+      if (!whole.defined()) whole = at::zeros_like(w, at::MemoryFormat::Contiguous);
+      for (std::int64_t y = 0; y < kh; ++y)
+        for (std::int64_t x = 0; x < kw; ++x)
+          whole.select(3, x0 + x).select(2, y0 + y).add_(grad.select(2, x).select(1, y));
+    });
+  } else {
+    taps = taps_view.contiguous();
+  }
+  const std::int64_t B = x.size(0);
+  return at::addmm(conv->bias, x.permute({0, 2, 3, 1}).reshape({B, -1}), taps.view({w.size(0), -1}).t()).view({B, 1, w.size(0)});
+}
+
 }  // namespace
 
 // The strided convolution as one product: each output position's (2s+1)^2 input taps
@@ -63,18 +94,13 @@ at::Tensor strided_conv_as_product(const torch::nn::Conv2d& conv, const at::Tens
   const auto first_tap = [&](std::int64_t n) { return n <= s ? s : std::int64_t{0}; };
   const auto taps_used = [&](std::int64_t n) { return n <= s ? n : k; };
   const std::int64_t y0 = first_tap(h), kh = taps_used(h), x0 = first_tap(wd), kw = taps_used(wd);
+  if (h <= s && wd <= s) return single_output_product(conv, x, y0, kh, x0, kw);
   const at::Tensor kernel = kh == k && kw == k ? w : w.narrow(2, y0, kh).narrow(3, x0, kw);
-  at::Tensor rows;
-  std::int64_t positions = 1;
-  if (h <= s && wd <= s) {
-    rows = x.reshape({B, -1});  // one output, whose taps are the grid, in the kernel's (d, y, x) order
-  } else {
-    const at::Tensor taps = at::im2col(x, {kh, kw}, {1, 1}, {s - y0, s - x0}, {s, s});  // [B, D * kh * kw, H'W']
-    positions = taps.size(2);
-    // One row per (sample, position), made contiguous here: at::linear on the transposed
-    // view took 10x as long in its backward (LibTorch 1.13).
-    rows = taps.transpose(1, 2).reshape({B * positions, taps.size(1)});
-  }
+  const at::Tensor taps = at::im2col(x, {kh, kw}, {1, 1}, {s - y0, s - x0}, {s, s});  // [B, D * kh * kw, H'W']
+  const std::int64_t positions = taps.size(2);
+  // One row per (sample, position), made contiguous here: at::linear on the transposed
+  // view took 10x as long in its backward (LibTorch 1.13).
+  const at::Tensor rows = taps.transpose(1, 2).reshape({B * positions, taps.size(1)});
   return at::addmm(conv->bias, rows, kernel.reshape({w.size(0), -1}).t()).view({B, positions, w.size(0)});
 }
 
