@@ -69,9 +69,9 @@ at::Tensor single_output_product(const torch::nn::Conv2d& conv, const at::Tensor
     taps.register_hook([w, y0, kh, x0, kw](const at::Tensor& grad) {
       at::Tensor& whole = w.mutable_grad();
       if (!whole.defined()) whole = at::zeros_like(w, at::MemoryFormat::Contiguous);
-      for (std::int64_t y = 0; y < kh; ++y)
-        for (std::int64_t x = 0; x < kw; ++x)
-          whole.select(3, x0 + x).select(2, y0 + y).add_(grad.select(2, x).select(1, y));
+      for (std::int64_t ty = 0; ty < kh; ++ty)
+        for (std::int64_t tx = 0; tx < kw; ++tx)
+          whole.select(3, x0 + tx).select(2, y0 + ty).add_(grad.select(2, tx).select(1, ty));
     });
   } else {
     taps = taps_view.contiguous();

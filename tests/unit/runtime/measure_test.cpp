@@ -31,6 +31,14 @@ depth = 1
 heads = 2
 )";
 
+// The sweep's first run, executed without publishing a run file.
+RunOutcome run_first(const std::string& sweep, const std::string& file = "m.toml") {
+  const ExpandedSweep ex = expand_sweep(parse_sweep(sweep, file));
+  RunContext ctx;
+  ctx.publish = false;
+  return execute_run(ex.runs[0], ctx);
+}
+
 TEST(Measure, SectionIsValidatedAndKeysTrainingRunsApart) {
   const ExpandedSweep train = expand_sweep(parse_sweep(kSweep, "m.toml"));
   const ExpandedSweep measure =
@@ -52,11 +60,7 @@ TEST(Measure, SectionIsValidatedAndKeysTrainingRunsApart) {
 
 TEST(Measure, FindsTheLargestBatchThatFitsTheBudget) {
   CpuMemoryCounter::install();
-  const ExpandedSweep ex =
-      expand_sweep(parse_sweep(std::string(kSweep) + "[measure]\nbudget = \"12MiB\"\nmax_batch = 4096\nsteps = 2\n", "m.toml"));
-  RunContext ctx;
-  ctx.publish = false;
-  const RunOutcome out = execute_run(ex.runs[0], ctx);
+  const RunOutcome out = run_first(std::string(kSweep) + "[measure]\nbudget = \"12MiB\"\nmax_batch = 4096\nsteps = 2\n");
   ASSERT_EQ(out.status, RunStatus::Ok) << out.error;
   const auto& m = out.record.metrics;
   const auto& c = out.record.curves;
@@ -85,10 +89,7 @@ TEST(Measure, PeakGrowsWithTheBatch) {
   auto peak_at = [](int batch) {
     std::string s = kSweep;
     s.replace(s.find("batch_size = 2"), 14, "batch_size = " + std::to_string(batch));
-    const ExpandedSweep ex = expand_sweep(parse_sweep(s + "[measure]\nsteps = 1\n", "m.toml"));
-    RunContext ctx;
-    ctx.publish = false;
-    return execute_run(ex.runs[0], ctx).record.metrics.at("peak_step_bytes");
+    return run_first(s + "[measure]\nsteps = 1\n").record.metrics.at("peak_step_bytes");
   };
   EXPECT_GT(peak_at(8), 2.5 * peak_at(2) - 1e6);
 }
@@ -108,10 +109,7 @@ TEST(Measure, StepMemoryLeavesOutWhatTheFirstStepMakesResident) {
   const std::string sweep = "[sweep]\nname = \"s\"\nseeds = 1\n[train]\nbatch_size = 1\nsteps = 4\neval_every = 0\n"
                             "eval_size = 2\n[[task]]\nname = \"listops\"\nseq_len = 64\ntrain_size = 8\n"
                             "[[model]]\nname = \"transformer\"\ndim = 256\ndepth = 2\nheads = 4\n";
-  const ExpandedSweep ex = expand_sweep(parse_sweep(sweep, "s.toml"));
-  RunContext ctx;
-  ctx.publish = false;
-  const RunOutcome out = execute_run(ex.runs[0], ctx);
+  const RunOutcome out = run_first(sweep, "s.toml");
   ASSERT_EQ(out.status, RunStatus::Ok) << out.error;
   const double param_bytes = 4 * out.record.metrics.at("params");
   const std::vector<double>& steps = out.record.curves.at("step_peak_bytes");
@@ -152,10 +150,7 @@ TEST(Measure, MaelreReportsItsAttentionMemory) {
     const std::string sweep = "[sweep]\nname = \"a\"\nseeds = 1\n[train]\nbatch_size = 1\n[measure]\nsteps = 1\n"
                               "[[task]]\nname = \"retrieval\"\ntrain_size = 4\nseq_len = " + std::to_string(n) +
                               "\n[[model]]\nname = \"maelre\"\ndim = 32\n";
-    const ExpandedSweep ex = expand_sweep(parse_sweep(sweep, "a.toml"));
-    RunContext ctx;
-    ctx.publish = false;
-    const RunOutcome out = execute_run(ex.runs[0], ctx);
+    const RunOutcome out = run_first(sweep, "a.toml");
     ASSERT_EQ(out.status, RunStatus::Ok) << out.error;
     ASSERT_TRUE(out.record.metrics.count("attention_peak_bytes"));
     attention[n] = out.record.metrics.at("attention_peak_bytes");
