@@ -49,7 +49,7 @@
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
-#include <torch/nn/modules/normalization.h>
+#include <torch/nn/options/normalization.h>
 
 #include <algorithm>
 #include <cmath>
@@ -59,6 +59,7 @@
 #include "suite/nn/attention/pooling.h"
 #include "suite/nn/dropout.h"
 #include "suite/nn/input_stem.h"
+#include "suite/nn/layer_norm.h"
 #include "suite/contracts/model.h"
 
 namespace lrb {
@@ -199,8 +200,8 @@ struct BlockImpl : torch::nn::Module {
       : plan(b),
         v2(p.v2),
         cls(p.cls),
-        norm1(register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({b.dim_in})))),
-        norm2(register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({b.attn_dim})))),
+        norm1(register_module("norm1", LayerNorm(torch::nn::LayerNormOptions({b.dim_in})))),
+        norm2(register_module("norm2", LayerNorm(torch::nn::LayerNormOptions({b.attn_dim})))),
         qkv(register_module("qkv", torch::nn::Linear(b.dim_in, 3 * b.attn_dim))),
         proj(register_module("proj", torch::nn::Linear(b.attn_dim, b.attn_dim))),
         fc1(register_module("fc1", torch::nn::Linear(b.attn_dim, p.mlp_ratio * b.attn_dim))),
@@ -235,7 +236,7 @@ struct BlockImpl : torch::nn::Module {
 
   BlockPlan plan;
   bool v2, cls;
-  torch::nn::LayerNorm norm1, norm2;
+  LayerNorm norm1, norm2;
   torch::nn::Linear qkv, proj, fc1, fc2;
   torch::nn::Linear skip_proj{nullptr};
   Dropout drop;

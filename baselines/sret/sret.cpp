@@ -53,7 +53,7 @@
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
-#include <torch/nn/modules/normalization.h>
+#include <torch/nn/options/normalization.h>
 
 #include <cmath>
 #include <map>
@@ -61,6 +61,7 @@
 #include "baselines/sret/sliced_attention.h"
 #include "suite/nn/dropout.h"
 #include "suite/nn/input_stem.h"
+#include "suite/nn/layer_norm.h"
 #include "suite/nn/merge_rate.h"
 #include "suite/nn/token_merging.h"
 #include "suite/registry/registry.h"
@@ -164,8 +165,8 @@ TORCH_MODULE(GridConv);
 
 at::Tensor coefficient() { return at::ones({1}); }
 
-torch::nn::LayerNorm layer_norm(std::int64_t dim) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim}).eps(1e-6));
+LayerNorm layer_norm_module(std::int64_t dim) {
+  return LayerNorm(torch::nn::LayerNormOptions({dim}).eps(1e-6));
 }
 
 // SReT's Transformer_Block, split where ToMe merges: after the attention's residual sum.
@@ -173,10 +174,10 @@ class SretBlockImpl : public torch::nn::Module {
  public:
   SretBlockImpl(std::int64_t dim, std::int64_t heads, double mlp_ratio, double dropout) : heads_(heads) {
     const auto hidden = static_cast<std::int64_t>(static_cast<double>(dim) * mlp_ratio);
-    norm1_ = register_module("norm1", layer_norm(dim));
+    norm1_ = register_module("norm1", layer_norm_module(dim));
     qkv_ = register_module("qkv", torch::nn::Linear(dim, 3 * dim));
     proj_ = register_module("proj", torch::nn::Linear(dim, dim));
-    norm2_ = register_module("norm2", layer_norm(dim));
+    norm2_ = register_module("norm2", layer_norm_module(dim));
     fc1_ = register_module("fc1", torch::nn::Linear(dim, hidden));
     fc2_ = register_module("fc2", torch::nn::Linear(hidden, dim));
     drop_ = register_module("drop", Dropout(dropout));
@@ -211,7 +212,7 @@ class SretBlockImpl : public torch::nn::Module {
 
  private:
   std::int64_t heads_;
-  torch::nn::LayerNorm norm1_{nullptr}, norm2_{nullptr};
+  LayerNorm norm1_{nullptr}, norm2_{nullptr};
   torch::nn::Linear qkv_{nullptr}, proj_{nullptr}, fc1_{nullptr}, fc2_{nullptr};
   Dropout drop_{nullptr};
   at::Tensor c_[4];
@@ -223,7 +224,7 @@ class NonProjImpl : public torch::nn::Module {
  public:
   NonProjImpl(std::int64_t dim, double ratio, double dropout) {
     const auto hidden = std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(dim) * ratio));
-    norm_ = register_module("norm", layer_norm(dim));
+    norm_ = register_module("norm", layer_norm_module(dim));
     fc1_ = register_module("fc1", torch::nn::Linear(dim, hidden));
     fc2_ = register_module("fc2", torch::nn::Linear(hidden, dim));
     drop_ = register_module("drop", Dropout(dropout));
@@ -235,7 +236,7 @@ class NonProjImpl : public torch::nn::Module {
   }
 
  private:
-  torch::nn::LayerNorm norm_{nullptr};
+  LayerNorm norm_{nullptr};
   torch::nn::Linear fc1_{nullptr}, fc2_{nullptr};
   Dropout drop_{nullptr};
   at::Tensor c1_, c2_;

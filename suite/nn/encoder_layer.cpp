@@ -5,8 +5,8 @@
 namespace lrb {
 
 EncoderLayerImpl::EncoderLayerImpl(const EncoderLayerOptions& o) : options(o) {
-  norm1 = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dim})));
-  norm2 = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({o.dim})));
+  norm1 = register_module("norm1", LayerNorm(torch::nn::LayerNormOptions({o.dim})));
+  norm2 = register_module("norm2", LayerNorm(torch::nn::LayerNormOptions({o.dim})));
   qkv = register_module("qkv", torch::nn::Linear(o.dim, 3 * o.dim));
   proj = register_module("proj", torch::nn::Linear(o.dim, o.dim));
   fc1 = register_module("fc1", torch::nn::Linear(o.dim, o.mlp_ratio * o.dim));

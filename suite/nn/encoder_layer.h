@@ -6,13 +6,14 @@
 #include <ATen/core/Tensor.h>
 #include <torch/nn/module.h>
 #include <torch/nn/modules/linear.h>
-#include <torch/nn/modules/normalization.h>
+#include <torch/nn/options/normalization.h>
 
 #include <functional>
 #include <vector>
 
 #include "suite/contracts/options.h"
 #include "suite/nn/dropout.h"
+#include "suite/nn/layer_norm.h"
 
 namespace lrb {
 
@@ -31,7 +32,7 @@ class EncoderLayerImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& x, const AttendFn& attend);
 
   EncoderLayerOptions options;
-  torch::nn::LayerNorm norm1{nullptr}, norm2{nullptr};
+  LayerNorm norm1{nullptr}, norm2{nullptr};
   torch::nn::Linear qkv{nullptr}, proj{nullptr}, fc1{nullptr}, fc2{nullptr};
   Dropout drop{nullptr};
 };

@@ -91,7 +91,7 @@ StemOutput InputStemImpl::forward(const at::Tensor& input) {
 ClassifierHeadImpl::ClassifierHeadImpl(std::int64_t dim, std::int64_t classes, bool cls_pooling, bool norm_first)
     : cls_(cls_pooling),
       norm_first_(norm_first),
-      norm_(register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim})))),
+      norm_(register_module("norm", LayerNorm(torch::nn::LayerNormOptions({dim})))),
       linear_(register_module("linear", torch::nn::Linear(dim, classes))) {}
 
 at::Tensor ClassifierHeadImpl::forward(const at::Tensor& tokens, const at::Tensor& keep) {

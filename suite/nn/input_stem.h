@@ -9,12 +9,13 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
-#include <torch/nn/modules/normalization.h>
+#include <torch/nn/options/normalization.h>
 
 #include <vector>
 
 #include "suite/contracts/options.h"
 #include "suite/contracts/task_info.h"
+#include "suite/nn/layer_norm.h"
 
 namespace lrb {
 
@@ -64,7 +65,7 @@ class ClassifierHeadImpl : public torch::nn::Module {
 
  private:
   bool cls_, norm_first_;
-  torch::nn::LayerNorm norm_{nullptr};
+  LayerNorm norm_{nullptr};
   torch::nn::Linear linear_{nullptr};
 };
 TORCH_MODULE(ClassifierHead);

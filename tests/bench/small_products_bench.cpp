@@ -26,7 +26,11 @@
 //   optimizer/adamw_fused vs optimizer/adamw_libtorch — one AdamW step over MAELRE-tiny's
 //       kind of parameter shapes (7.8M floats in 64 tensors), lrb::FusedAdamW against LibTorch's.
 //
-//   ./build/tests/lrb_bench --benchmark_filter='products|maelre|optimizer|attention/softmax_|dropout'
+//   norm/layer_norm_rows vs norm/layer_norm_libtorch — LayerNorm's forward at the quickstart
+//       models' widths (B = 32: 196 tokens of 32, 49 of 64, 16 of 128, 4 of 256), lrb::layer_norm
+//       (layer_norm.h) against at::layer_norm; range(1) = 1 adds the backward.
+//
+//   ./build/tests/lrb_bench --benchmark_filter='products|maelre|optimizer|attention/softmax_|dropout|norm/'
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
@@ -37,6 +41,7 @@
 #include "suite/nn/attention/small_head_softmax.h"
 #include "suite/nn/batched_matmul.h"
 #include "suite/nn/dropout.h"
+#include "suite/nn/layer_norm.h"
 #include "suite/nn/philox_blocks.h"
 #include "suite/run/fused_adamw.h"
 #include "workloads/maelre/token_reduction.h"
@@ -85,6 +90,29 @@ void Reduction(benchmark::State& state) {
   }
   state.SetLabel(std::to_string(s.in) + "->" + std::to_string(s.out) + " at " + std::to_string(s.grid) + "x" +
                  std::to_string(s.grid));
+}
+
+struct NormShape {
+  std::int64_t tokens, width;
+};
+constexpr NormShape kNorms[] = {{196, 32}, {49, 64}, {16, 128}, {4, 256}};
+
+template <bool Rows>
+void LayerNormStep(benchmark::State& state) {
+  at::set_num_threads(1);
+  const NormShape s = kNorms[state.range(0)];
+  const bool backward = state.range(1) == 1;
+  at::manual_seed(0);
+  const at::Tensor x = at::randn({32, s.tokens, s.width}).requires_grad_(backward);
+  const at::Tensor w = at::randn({s.width}).requires_grad_(backward), b = at::randn({s.width}).requires_grad_(backward);
+  const at::Tensor grad = at::randn({32, s.tokens, s.width});
+  for (auto _ : state) {
+    const at::Tensor y = Rows ? lrb::layer_norm(x, w, b, 1e-5) : at::layer_norm(x, {s.width}, w, b, 1e-5);
+    if (backward) y.backward(grad);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+  state.SetLabel("[32, " + std::to_string(s.tokens) + ", " + std::to_string(s.width) + "]" +
+                 (backward ? " forward + backward" : " forward"));
 }
 
 template <bool Fused>
@@ -165,6 +193,8 @@ BENCHMARK(Product<true>)->Name("products/batched_matmul")->DenseRange(0, 5)->Uni
 BENCHMARK(Product<false>)->Name("products/at_matmul")->DenseRange(0, 5)->Unit(benchmark::kMillisecond);
 BENCHMARK(Reduction<true>)->Name("maelre/reduction_product")->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
 BENCHMARK(Reduction<false>)->Name("maelre/reduction_conv")->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
+BENCHMARK(LayerNormStep<true>)->Name("norm/layer_norm_rows")->ArgsProduct({{0, 1, 2, 3}, {0, 1}})->Unit(benchmark::kMillisecond);
+BENCHMARK(LayerNormStep<false>)->Name("norm/layer_norm_libtorch")->ArgsProduct({{0, 1, 2, 3}, {0, 1}})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace lrb

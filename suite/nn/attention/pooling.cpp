@@ -13,6 +13,7 @@
 #include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/batched_matmul.h"
 #include "suite/nn/fp32_cpu_conv.h"
+#include "suite/nn/layer_norm.h"
 
 namespace lrb {
 namespace {
@@ -190,7 +191,7 @@ PoolingAttention::Pooled PoolingAttention::apply_pool(const Pool& p, const at::T
   if (pooled_keep.defined())
     out = out.masked_fill(pooled_keep.narrow(1, cls, pooled_keep.size(1) - cls).logical_not().view({B, 1, -1, 1}), 0.0);
   if (cls) out = at::cat({x.narrow(2, 0, 1), out}, 2);
-  if (o.mode == PoolMode::Conv) out = at::layer_norm(out, {d}, p.norm_weight, p.norm_bias, 1e-6);
+  if (o.mode == PoolMode::Conv) out = layer_norm(out, p.norm_weight, p.norm_bias, 1e-6);
   return {out, pooled_keep};
 }
 
