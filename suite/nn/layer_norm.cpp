@@ -88,7 +88,9 @@ struct RowLayerNorm : public torch::autograd::Function<RowLayerNorm> {
       normalise_rows(xp + begin * d, wp, bp, yp + begin * d, mp + begin, rp + begin, end - begin, d,
                      static_cast<float>(eps));
     });
-    ctx->save_for_backward({x, mean, rstd, weight, bias});
+    // The input as given: a contiguous copy of a strided one would stay alive until the backward,
+    // where LibTorch's kernel makes its own.
+    ctx->save_for_backward({input, mean, rstd, weight, bias});
     return y;
   }
 
