@@ -75,9 +75,18 @@ TEST(LayerNorm, ConstantRowsGiveTheBias) {
 }
 
 TEST(LayerNorm, StridedInputsAreNormalisedAlongTheirLastDimension) {
-  const at::Tensor x = at::randn({16, 6, 3}).permute({2, 1, 0});  // [3, 6, 16], not contiguous
-  const at::Tensor w = at::randn({16}), b = at::randn({16});
-  EXPECT_TRUE(at::allclose(lrb::layer_norm(x, w, b, 1e-6), at::layer_norm(x, {16}, w, b, 1e-6), 1e-5, 1e-5));
+  // A stem's tokens as they arrive: a transposed view. The function saves that view, not the
+  // copy it normalises, and the backward reads it.
+  const at::Tensor x0 = at::randn({16, 6, 3}).permute({2, 1, 0}), g = at::randn({3, 6, 16});  // x0 [3, 6, 16], strided
+  const at::Tensor w0 = at::randn({16}), b0 = at::randn({16});
+  const Grads got = run([](const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) { return lrb::layer_norm(x, w, b, 1e-6); },
+                        x0, w0, b0, g, at::kFloat);
+  const Grads want = run([](const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) { return at::layer_norm(x, {16}, w, b, 1e-6); },
+                         x0, w0, b0, g, at::kDouble);
+  expect_close(got.out, want.out, 1e-5, "output");
+  expect_close(got.x, want.x, 1e-4, "x's gradient");
+  expect_close(got.w, want.w, 1e-4, "the weight's gradient");
+  expect_close(got.b, want.b, 1e-4, "the bias's gradient");
 }
 
 TEST(LayerNorm, LeavesOtherWidthsAndTypesToLibTorch) {
