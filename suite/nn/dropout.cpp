@@ -15,19 +15,13 @@
 
 #include "suite/core/errors.h"
 #include "suite/nn/philox_blocks.h"
+#include "suite/nn/vector8.h"
 
 namespace lrb {
 namespace {
 
 using index_t = std::int64_t;
 
-// An AVX2 copy beside the baseline one, chosen at load time by the CPU's features.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define LRB_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define LRB_VECTOR_CLONES
-#endif
-#define LRB_ALWAYS_INLINE inline __attribute__((always_inline))
 
 // Element i takes the (i mod 4)-th output of the Philox block at counter i / 4, so the mask
 // does not depend on how the parallel loop is chunked.
@@ -54,7 +48,7 @@ constexpr index_t kTileBlocks = 256;
 // v where keep is 1, +0 where it is 0: through v's bits, a form GCC vectorises (it leaves a
 // `keep ? v : 0` over bytes scalar and branching); the same values as that select.
 template <typename scalar_t>
-LRB_ALWAYS_INLINE scalar_t keep_or_zero(scalar_t v, std::uint32_t keep) {
+LRB_INLINE scalar_t keep_or_zero(scalar_t v, std::uint32_t keep) {
   using bits_t = std::conditional_t<sizeof(scalar_t) == 8, std::uint64_t,
                                     std::conditional_t<sizeof(scalar_t) == 4, std::uint32_t, std::uint16_t>>;
   static_assert(sizeof(bits_t) == sizeof(scalar_t));

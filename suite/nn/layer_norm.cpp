@@ -9,35 +9,17 @@
 #include <cstring>
 
 #include "suite/core/errors.h"
+#include "suite/nn/vector8.h"
 
 namespace lrb {
 namespace {
 
 using index_t = std::int64_t;
 
-// An AVX2 copy beside the baseline one, chosen at load time by the CPU's features (no FMA:
-// both copies round alike).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define LRB_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define LRB_VECTOR_CLONES
-#endif
-
-// V8 is never in a real call's signature (every use is inlined), so the note that an AVX
-// vector would change the ABI does not apply.
-#pragma GCC diagnostic ignored "-Wpsabi"
-typedef float V8 __attribute__((vector_size(32)));
-inline V8 load8(const float* p) {
-  V8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store8(float* p, const V8& v) { std::memcpy(p, &v, sizeof v); }
-inline float lane_sum(const V8& v) {
-  float s = 0;
-  for (int l = 0; l < 8; ++l) s += v[l];
-  return s;
-}
+using vec8::lane_sum;
+using vec8::load8;
+using vec8::store8;
+using vec8::V8;
 
 // Rows [0, rows) of d floats (d a multiple of 8): y = (x - mean) * rstd * w + b. The mean,
 // then the variance of the centred row, each summed in eight lanes.

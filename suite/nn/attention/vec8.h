@@ -1,18 +1,19 @@
 #pragma once
 // The vector helpers of the fused CPU kernels for heads of 8 (small_head_softmax.cpp,
-// blocked_small_head.cpp): GCC's vector extension, 8 floats (one AVX register, two SSE
-// registers on the baseline x86-64). Each kernel is compiled twice, for AVX2 + FMA and for
-// the baseline (LRB_VEC8_DISPATCH), and the first is taken where avx2_fma_code() says so (a
-// feature test: GCC's target_clones("arch=...") would test the CPU model instead). Include only from those files: they are compiled with
-// -O3 -ffp-contract=fast (suite/CMakeLists.txt), so that a*b+c becomes one FMA.
+// blocked_small_head.cpp), on the 8-float vector of suite/nn/vector8.h. Each kernel is
+// compiled twice, for AVX2 + FMA and for the baseline (LRB_VEC8_DISPATCH), and the first is
+// taken where avx2_fma_code() says so (a feature test: GCC's target_clones("arch=...") would
+// test the CPU model instead). Include only from those files: they are compiled with -O3
+// -ffp-contract=fast (suite/CMakeLists.txt), so that a*b+c becomes one FMA.
 #include <cstdint>
 #include <cstring>
+
+#include "suite/nn/vector8.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define LRB_HAS_AVX2_PATH 1
 #define LRB_AVX2_FMA __attribute__((target("avx2,fma")))
 #endif
-#define LRB_INLINE inline __attribute__((always_inline))
 
 // Defines `void name_any(const Args&)`: the kernel `name` (LRB_INLINE, vector code) compiled
 // for AVX2 + FMA and for the baseline x86-64, the first taken where avx2_fma_code() says so.
@@ -29,32 +30,14 @@
   void name##_any(const Args& a) { name(a); }
 #endif
 
-// Everything with a vector in its signature is inlined into the kernels, so the note that an
-// AVX vector would change the ABI of a real call does not apply.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 namespace lrb::vec8 {
 
-typedef float V8 __attribute__((vector_size(32)));
 typedef std::int32_t I8 __attribute__((vector_size(32)));
 constexpr float kMinExponent = -87.0f;  // exp below this is under float's normal range: 0 here
 
 // Whether the AVX2 + FMA copies run: the CPU has both and no test asked for the baseline
 // (fused_softmax_use_baseline_code, small_head_softmax.h).
 bool avx2_fma_code();
-
-LRB_INLINE V8 load8(const float* p) {
-  V8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-LRB_INLINE void store8(float* p, const V8& v) { std::memcpy(p, &v, sizeof v); }
-LRB_INLINE V8 splat(float x) { return V8{} + x; }
-LRB_INLINE float lane_sum(const V8& v) {
-  float s = 0;
-  for (int l = 0; l < 8; ++l) s += v[l];
-  return s;
-}
 
 // exp(r), r = x - n ln2 (ln2 in two parts, so r keeps its low bits): the polynomial both
 // exp_nonpositive below share, for a vector (V8) or one float alike.
