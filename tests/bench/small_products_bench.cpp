@@ -9,7 +9,7 @@
 //       kept 2.3 MiB more (its saved operands are views into the packed q, k, v projection),
 //       so softmax.cpp keeps at::matmul (docs/benchmarks.md).
 //   maelre/reduction_conv vs maelre/reduction_product — MAELRE's strided convolution
-//       (kernel 5, stride 2) forward + backward as a convolution and as the product
+//       (kernel 5, stride 2) forward + backward as a convolution and as the products
 //       token_reduction.cpp uses on grids of up to 4 outputs, at each of the quickstart
 //       MAELRE's four reductions (width 32 -> 512, grid 14 -> 1).
 //

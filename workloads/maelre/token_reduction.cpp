@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "suite/core/errors.h"
@@ -44,64 +45,127 @@ namespace {
 // 1.13) is slow: at 2 x 2 -> 1 x 1, 256 -> 512 channels it took 5-6x as long as the same
 // product written out, forward + backward at batch 32 (build/tests/lrb_bench
 // --benchmark_filter=maelre/reduction; the figures in docs/benchmarks.md). Up
-// to this many output positions the convolution is computed as that product, with the
-// same weights (so checkpoints and FLOPs are unchanged); larger grids keep the convolution,
+// to this many output positions the convolution is computed as products, with the same
+// weights (so checkpoints and FLOPs are unchanged); larger grids keep the convolution,
 // which is faster there.
 constexpr std::int64_t kProductMaxOutputs = 4;
 
-// The single output's product: its window is the grid, whose taps are the kernel's
-// [y0, y0 + kh) x [x0, x0 + kw). They are gathered in the grid's token order, [D', kh, kw, D],
-// so each sample's grid, in that order, is its row (for a grid that views the tokens, the
-// tokens as they lie). Differentiated through narrow(), each backward built the whole
-// kernel's gradient (zeros, then the taps copied in, in runs of kw floats) and autograd added
-// all of it to the parameter's: three passes over a kernel of which MAELRE's last reduction
-// uses 4 taps of 25 (3.28M entries, a quarter of the model). The gathered taps are a leaf
-// instead, whose gradient a hook adds to the weight's tap planes in place; the other taps
-// keep the zeros zero_grad left. So the weight's gradient arrives in .grad after backward(),
-// where training reads it, but torch::autograd::grad asked for the weight finds it unused.
-at::Tensor single_output_product(const torch::nn::Conv2d& conv, const at::Tensor& x, std::int64_t y0,
-                                 std::int64_t kh, std::int64_t x0, std::int64_t kw) {
-  const at::Tensor& w = conv->weight;  // [D', D, k, k]
-  const at::Tensor taps_view = w.narrow(2, y0, kh).narrow(3, x0, kw).permute({0, 2, 3, 1});
-  at::Tensor taps;
-  if (w.requires_grad() && at::GradMode::is_enabled()) {
-    taps = taps_view.detach().contiguous().requires_grad_(true);
-    taps.register_hook([w, y0, kh, x0, kw](const at::Tensor& grad) {
-      at::Tensor& whole = w.mutable_grad();
-      if (!whole.defined()) whole = at::zeros_like(w, at::MemoryFormat::Contiguous);
-      for (std::int64_t ty = 0; ty < kh; ++ty)
-        for (std::int64_t tx = 0; tx < kw; ++tx)
-          whole.select(3, x0 + tx).select(2, y0 + ty).add_(grad.select(2, tx).select(1, ty));
-    });
-  } else {
-    taps = taps_view.contiguous();
+// Along one axis of n positions (kernel 2s+1, stride s, padding s), the kernel's taps that
+// see the same outputs: tap t of output o reads position o*s - s + t, where it lies in
+// [0, n). Taps that see no position (only padding) are in no class. The outputs a tap sees
+// shift down as t grows, so each class is a run of taps.
+struct TapClass {
+  std::vector<std::int64_t> taps, outputs;
+};
+
+std::vector<TapClass> tap_classes(std::int64_t n, std::int64_t s) {
+  const std::int64_t outputs = (n + s - 1) / s;
+  std::vector<TapClass> classes;
+  for (std::int64_t t = 0; t <= 2 * s; ++t) {
+    std::vector<std::int64_t> seen;
+    for (std::int64_t o = 0; o < outputs; ++o)
+      if (o * s - s + t >= 0 && o * s - s + t < n) seen.push_back(o);
+    if (seen.empty()) continue;
+    auto same = std::find_if(classes.begin(), classes.end(), [&](const TapClass& c) { return c.outputs == seen; });
+    if (same == classes.end()) classes.push_back({{t}, seen});
+    else same->taps.push_back(t);
   }
-  const std::int64_t B = x.size(0);
-  return at::addmm(conv->bias, x.permute({0, 2, 3, 1}).reshape({B, -1}), taps.view({w.size(0), -1}).t()).view({B, 1, w.size(0)});
+  return classes;
+}
+
+// One product of the convolution: the taps of one class per axis, at every output that
+// all of them see; rows (sample, output), columns (tap, channel).
+struct TapBlock {
+  std::int64_t ty0, kh, tx0, kw;        // the kernel's taps [ty0, ty0 + kh) x [tx0, tx0 + kw)
+  std::vector<std::int64_t> taps;       // flat kernel index ty * k + tx
+  std::vector<std::int64_t> outputs;    // flat output index oy * W' + ox
+  std::vector<std::int64_t> positions;  // per (output, tap), output-major: flat input index
+};
+
+std::vector<TapBlock> tap_blocks(std::int64_t h, std::int64_t w, std::int64_t s) {
+  const std::int64_t k = 2 * s + 1, wo = (w + s - 1) / s;
+  std::vector<TapBlock> blocks;
+  for (const TapClass& cy : tap_classes(h, s)) {
+    for (const TapClass& cx : tap_classes(w, s)) {
+      TapBlock b;
+      b.ty0 = cy.taps.front();
+      b.kh = static_cast<std::int64_t>(cy.taps.size());
+      b.tx0 = cx.taps.front();
+      b.kw = static_cast<std::int64_t>(cx.taps.size());
+      for (auto ty : cy.taps)
+        for (auto tx : cx.taps) b.taps.push_back(ty * k + tx);
+      for (auto oy : cy.outputs) {
+        for (auto ox : cx.outputs) {
+          b.outputs.push_back(oy * wo + ox);
+          for (auto ty : cy.taps)
+            for (auto tx : cx.taps) b.positions.push_back((oy * s - s + ty) * w + (ox * s - s + tx));
+        }
+      }
+      blocks.push_back(std::move(b));
+    }
+  }
+  return blocks;
+}
+
+// A block's taps of the weight [D', D, k, k] as one [D', taps * D] matrix (columns
+// tap-major, as its product's rows). Differentiated through a gather, each backward would
+// build the whole kernel's gradient (zeros, then the taps added in) and autograd would add
+// all of it to the parameter's: for MAELRE's last reduction, which uses 4 taps of 25, three
+// passes over a quarter of the model. The gathered taps are a leaf instead, whose gradient
+// a hook adds to the weight's tap planes in place; the other taps keep the zeros zero_grad
+// left. So the weight's gradient arrives in .grad after backward(), where training reads
+// it, but torch::autograd::grad asked for the weight finds it unused.
+at::Tensor gathered_taps(const at::Tensor& weight, const TapBlock& b) {
+  const std::int64_t out = weight.size(0);
+  at::Tensor taps = weight.detach().narrow(2, b.ty0, b.kh).narrow(3, b.tx0, b.kw).permute({0, 2, 3, 1}).contiguous();
+  if (weight.requires_grad() && at::GradMode::is_enabled()) {
+    taps.requires_grad_(true);
+    const at::Tensor index = at::tensor(b.taps, at::kLong);
+    taps.register_hook([weight, index](const at::Tensor& grad) {
+      at::Tensor& whole = weight.mutable_grad();
+      if (!whole.defined()) whole = at::zeros_like(weight, at::MemoryFormat::Contiguous);
+      const std::int64_t out = weight.size(0), in = weight.size(1);
+      whole.view({out, in, -1}).permute({0, 2, 1}).index_add_(1, index, grad.reshape({out, -1, in}));
+    });
+  }
+  return taps.view({out, -1});
 }
 
 }  // namespace
 
-// The strided convolution as one product: each output position's (2s+1)^2 input taps
-// (zero beyond the grid) times the kernel, flattened. [B, D, H, W] -> [B, H'W', D'].
-// Along an axis the grid spans within one stride (n <= s) there is one output, whose window
-// is the grid itself (kernel taps s .. s+n-1): the kernel's other taps there only ever
-// multiply padding, so the product leaves them out (their gradient is zero either way). For
-// MAELRE's last reduction (2 x 2 -> 1 x 1, kernel 5) that is 4 taps of 25.
+// The strided convolution as products: each output position's (2s+1)^2 input taps times the
+// kernel, [B, D, H, W] -> [B, H'W', D'], leaving out the taps that fall on padding. Taps are
+// grouped, per axis, by the outputs that see them (tap_classes); each pair of classes is one
+// product over exactly the (output, tap) pairs that read the grid, so no multiply is spent
+// on padding: on MAELRE's 4 x 4 -> 2 x 2 reduction (kernel 5), 49 of the 100 (output, tap)
+// pairs, in nine products; on its 2 x 2 -> 1 x 1 reduction, one product over 4 taps of 25.
 at::Tensor strided_conv_as_product(const torch::nn::Conv2d& conv, const at::Tensor& x, std::int64_t s) {
-  const at::Tensor& w = conv->weight;  // [D', D, k, k]
-  const std::int64_t k = w.size(-1), B = x.size(0), h = x.size(2), wd = x.size(3);
-  const auto first_tap = [&](std::int64_t n) { return n <= s ? s : std::int64_t{0}; };
-  const auto taps_used = [&](std::int64_t n) { return n <= s ? n : k; };
-  const std::int64_t y0 = first_tap(h), kh = taps_used(h), x0 = first_tap(wd), kw = taps_used(wd);
-  if (h <= s && wd <= s) return single_output_product(conv, x, y0, kh, x0, kw);
-  const at::Tensor kernel = kh == k && kw == k ? w : w.narrow(2, y0, kh).narrow(3, x0, kw);
-  const at::Tensor taps = at::im2col(x, {kh, kw}, {1, 1}, {s - y0, s - x0}, {s, s});  // [B, D * kh * kw, H'W']
-  const std::int64_t positions = taps.size(2);
-  // One row per (sample, position), made contiguous here: at::linear on the transposed
-  // view took 10x as long in its backward (LibTorch 1.13).
-  const at::Tensor rows = taps.transpose(1, 2).reshape({B * positions, taps.size(1)});
-  return at::addmm(conv->bias, rows, kernel.reshape({w.size(0), -1}).t()).view({B, positions, w.size(0)});
+  const at::Tensor& weight = conv->weight;  // [D', D, k, k]
+  const std::int64_t B = x.size(0), D = x.size(1), h = x.size(2), w = x.size(3), out = weight.size(0);
+  const std::int64_t outputs = ((h + s - 1) / s) * ((w + s - 1) / s);
+  const std::vector<TapBlock> blocks = tap_blocks(h, w, s);
+  if (blocks.size() == 1)  // one output per sample, whose window is the grid: its rows are the samples as they lie
+    return at::addmm(conv->bias, x.permute({0, 2, 3, 1}).reshape({B, -1}), gathered_taps(weight, blocks[0]).t()).view({B, 1, out});
+  // Every block's rows gathered from the tokens at once, block after block, each
+  // (sample, output, tap)-major: a block's rows are then one contiguous [rows, taps * D].
+  std::vector<std::int64_t> rows_index, out_index, row_counts;
+  for (const TapBlock& b : blocks) {
+    for (std::int64_t n = 0; n < B; ++n) {
+      for (auto p : b.positions) rows_index.push_back(n * h * w + p);
+      for (auto o : b.outputs) out_index.push_back(n * outputs + o);
+    }
+    row_counts.push_back(B * static_cast<std::int64_t>(b.positions.size()));
+  }
+  const at::Tensor tokens = x.flatten(2).transpose(1, 2).reshape({B * h * w, D});
+  const at::Tensor gathered = tokens.index_select(0, at::tensor(rows_index, at::kLong));
+  const std::vector<at::Tensor> rows = gathered.split_with_sizes(row_counts);
+  std::vector<at::Tensor> products;
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    products.push_back(at::mm(rows[i].view({-1, static_cast<std::int64_t>(blocks[i].taps.size()) * D}),
+                              gathered_taps(weight, blocks[i]).t()));
+  const at::Tensor parts = at::cat(products);  // [rows of all blocks, D']
+  const at::Tensor y = at::zeros({B * outputs, out}, parts.options()).index_add(0, at::tensor(out_index, at::kLong), parts);
+  return (y + conv->bias.to(y.scalar_type())).view({B, outputs, out});
 }
 
 TokenReductionImpl::TokenReductionImpl(std::string op, std::int64_t nu, std::int64_t dim_in, std::int64_t dim_out,

@@ -31,8 +31,9 @@ std::vector<std::int64_t> reduced_grid(const std::vector<std::int64_t>& grid, st
 // Forward FLOPs per sample of one reduction.
 double reduction_flops(const std::string& op, const std::vector<std::int64_t>& grid, std::int64_t nu,
                        std::int64_t dim_in, std::int64_t dim_out);
-// The 2-D strided convolution (kernel 2s+1, stride s, padding s) as one product over each
-// output position's taps: conv(x) flattened to [B, H'W', D'], same weights and gradients.
+// The 2-D strided convolution (kernel 2s+1, stride s, padding s) as products over each
+// output position's taps that read the grid (none on padding): conv(x) flattened to
+// [B, H'W', D'], the same weights; the weight's gradient is added to its .grad in place.
 at::Tensor strided_conv_as_product(const torch::nn::Conv2d& conv, const at::Tensor& x, std::int64_t s);
 
 class TokenReductionImpl : public torch::nn::Module {
