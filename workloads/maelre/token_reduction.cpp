@@ -120,7 +120,7 @@ at::Tensor gathered_taps(const at::Tensor& weight, const TapBlock& b) {
   at::Tensor taps = weight.detach().narrow(2, b.ty0, b.kh).narrow(3, b.tx0, b.kw).permute({0, 2, 3, 1}).contiguous();
   if (weight.requires_grad() && at::GradMode::is_enabled()) {
     taps.requires_grad_(true);
-    const at::Tensor index = at::tensor(b.taps, at::kLong);
+    const at::Tensor index = at::tensor(b.taps, weight.options().dtype(at::kLong));  // on the weight's device
     taps.register_hook([weight, index](const at::Tensor& grad) {
       at::Tensor& whole = weight.mutable_grad();
       if (!whole.defined()) whole = at::zeros_like(weight, at::MemoryFormat::Contiguous);
@@ -157,14 +157,15 @@ at::Tensor strided_conv_as_product(const torch::nn::Conv2d& conv, const at::Tens
     row_counts.push_back(B * static_cast<std::int64_t>(b.positions.size()));
   }
   const at::Tensor tokens = x.flatten(2).transpose(1, 2).reshape({B * h * w, D});
-  const at::Tensor gathered = tokens.index_select(0, at::tensor(rows_index, at::kLong));
+  const auto on_device = x.options().dtype(at::kLong);  // the indices live where the tensors do
+  const at::Tensor gathered = tokens.index_select(0, at::tensor(rows_index, on_device));
   const std::vector<at::Tensor> rows = gathered.split_with_sizes(row_counts);
   std::vector<at::Tensor> products;
   for (std::size_t i = 0; i < blocks.size(); ++i)
     products.push_back(at::mm(rows[i].view({-1, static_cast<std::int64_t>(blocks[i].taps.size()) * D}),
                               gathered_taps(weight, blocks[i]).t()));
   const at::Tensor parts = at::cat(products);  // [rows of all blocks, D']
-  const at::Tensor y = at::zeros({B * outputs, out}, parts.options()).index_add(0, at::tensor(out_index, at::kLong), parts);
+  const at::Tensor y = at::zeros({B * outputs, out}, parts.options()).index_add(0, at::tensor(out_index, on_device), parts);
   return (y + conv->bias.to(y.scalar_type())).view({B, outputs, out});
 }
 
