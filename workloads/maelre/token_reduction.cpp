@@ -48,6 +48,10 @@ namespace {
 // to this many output positions the convolution is computed as products, with the same
 // weights (so checkpoints and FLOPs are unchanged); larger grids keep the convolution,
 // which is faster there.
+// On a GPU only the single output's product is taken: the products of more outputs are added
+// together with index_add, whose CUDA kernel adds with atomics (a deterministic GPU run
+// warns, suite/runtime/cuda_device.cpp), and the products were chosen for oneDNN's speed at
+// these grids, not cuDNN's.
 constexpr std::int64_t kProductMaxOutputs = 4;
 
 // Along one axis of n positions (kernel 2s+1, stride s, padding s), the kernel's taps that
@@ -120,12 +124,15 @@ at::Tensor gathered_taps(const at::Tensor& weight, const TapBlock& b) {
   at::Tensor taps = weight.detach().narrow(2, b.ty0, b.kh).narrow(3, b.tx0, b.kw).permute({0, 2, 3, 1}).contiguous();
   if (weight.requires_grad() && at::GradMode::is_enabled()) {
     taps.requires_grad_(true);
-    const at::Tensor index = at::tensor(b.taps, weight.options().dtype(at::kLong));  // on the weight's device
-    taps.register_hook([weight, index](const at::Tensor& grad) {
+    // Tap by tap, not index_add_: its CUDA kernel adds with atomics, which a deterministic
+    // GPU run warns about (suite/runtime/cuda_device.cpp).
+    taps.register_hook([weight, tap_index = b.taps](const at::Tensor& grad) {
       at::Tensor& whole = weight.mutable_grad();
       if (!whole.defined()) whole = at::zeros_like(weight, at::MemoryFormat::Contiguous);
       const std::int64_t out = weight.size(0), in = weight.size(1);
-      whole.view({out, in, -1}).permute({0, 2, 1}).index_add_(1, index, grad.reshape({out, -1, in}));
+      const at::Tensor planes = whole.view({out, in, -1}), per_tap = grad.reshape({out, -1, in});
+      for (std::size_t j = 0; j < tap_index.size(); ++j)
+        planes.select(2, tap_index[j]).add_(per_tap.select(1, static_cast<std::int64_t>(j)));
     });
   }
   return taps.view({out, -1});
@@ -227,8 +234,8 @@ ReducedTokens TokenReductionImpl::forward(const at::Tensor& tokens, const at::Te
     const std::int64_t h = grid[0], w = grid[1], ho = out.grid[0], wo = out.grid[1];
     at::Tensor xg = x.transpose(1, 2).reshape({B, dim_in_, h, w});
     if (op_ == "conv") {
-      out.tokens = ho * wo <= kProductMaxOutputs ? strided_conv_as_product(conv2d_, xg, s)
-                                                 : conv2d_->forward(xg).flatten(2).transpose(1, 2);
+      const bool as_product = ho * wo == 1 || (ho * wo <= kProductMaxOutputs && xg.is_cpu());
+      out.tokens = as_product ? strided_conv_as_product(conv2d_, xg, s) : conv2d_->forward(xg).flatten(2).transpose(1, 2);
     } else {
       xg = at::constant_pad_nd(xg, {0, wo * s - w, 0, ho * s - h});
       at::Tensor patches = xg.view({B, dim_in_, ho, s, wo, s}).permute({0, 2, 4, 3, 5, 1});  // [B, H', W', s, s, D]
