@@ -81,13 +81,12 @@ std::vector<TapClass> tap_classes(std::int64_t n, std::int64_t s) {
 // all of them see; rows (sample, output), columns (tap, channel).
 struct TapBlock {
   std::int64_t ty0, kh, tx0, kw;        // the kernel's taps [ty0, ty0 + kh) x [tx0, tx0 + kw)
-  std::vector<std::int64_t> taps;       // flat kernel index ty * k + tx
   std::vector<std::int64_t> outputs;    // flat output index oy * W' + ox
   std::vector<std::int64_t> positions;  // per (output, tap), output-major: flat input index
 };
 
 std::vector<TapBlock> tap_blocks(std::int64_t h, std::int64_t w, std::int64_t s) {
-  const std::int64_t k = 2 * s + 1, wo = (w + s - 1) / s;
+  const std::int64_t wo = (w + s - 1) / s;
   std::vector<TapBlock> blocks;
   for (const TapClass& cy : tap_classes(h, s)) {
     for (const TapClass& cx : tap_classes(w, s)) {
@@ -96,8 +95,6 @@ std::vector<TapBlock> tap_blocks(std::int64_t h, std::int64_t w, std::int64_t s)
       b.kh = static_cast<std::int64_t>(cy.taps.size());
       b.tx0 = cx.taps.front();
       b.kw = static_cast<std::int64_t>(cx.taps.size());
-      for (auto ty : cy.taps)
-        for (auto tx : cx.taps) b.taps.push_back(ty * k + tx);
       for (auto oy : cy.outputs) {
         for (auto ox : cx.outputs) {
           b.outputs.push_back(oy * wo + ox);
@@ -126,13 +123,12 @@ at::Tensor gathered_taps(const at::Tensor& weight, const TapBlock& b) {
     taps.requires_grad_(true);
     // Tap by tap, not index_add_: its CUDA kernel adds with atomics, which a deterministic
     // GPU run warns about (suite/runtime/cuda_device.cpp).
-    taps.register_hook([weight, tap_index = b.taps](const at::Tensor& grad) {
+    taps.register_hook([weight, y0 = b.ty0, kh = b.kh, x0 = b.tx0, kw = b.kw](const at::Tensor& grad) {  // [D', kh, kw, D]
       at::Tensor& whole = weight.mutable_grad();
       if (!whole.defined()) whole = at::zeros_like(weight, at::MemoryFormat::Contiguous);
-      const std::int64_t out = weight.size(0), in = weight.size(1);
-      const at::Tensor planes = whole.view({out, in, -1}), per_tap = grad.reshape({out, -1, in});
-      for (std::size_t j = 0; j < tap_index.size(); ++j)
-        planes.select(2, tap_index[j]).add_(per_tap.select(1, static_cast<std::int64_t>(j)));
+      for (std::int64_t ty = 0; ty < kh; ++ty)
+        for (std::int64_t tx = 0; tx < kw; ++tx)
+          whole.select(3, x0 + tx).select(2, y0 + ty).add_(grad.select(2, tx).select(1, ty));
     });
   }
   return taps.view({out, -1});
@@ -169,7 +165,7 @@ at::Tensor strided_conv_as_product(const torch::nn::Conv2d& conv, const at::Tens
   const std::vector<at::Tensor> rows = gathered.split_with_sizes(row_counts);
   std::vector<at::Tensor> products;
   for (std::size_t i = 0; i < blocks.size(); ++i)
-    products.push_back(at::mm(rows[i].view({-1, static_cast<std::int64_t>(blocks[i].taps.size()) * D}),
+    products.push_back(at::mm(rows[i].view({-1, blocks[i].kh * blocks[i].kw * D}),
                               gathered_taps(weight, blocks[i]).t()));
   const at::Tensor parts = at::cat(products);  // [rows of all blocks, D']
   const at::Tensor y = at::zeros({B * outputs, out}, parts.options()).index_add(0, at::tensor(out_index, on_device), parts);
