@@ -1,6 +1,9 @@
 #include "workloads/maelre/token_reduction.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+#include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
 #include <cmath>
@@ -108,30 +111,100 @@ std::vector<TapBlock> tap_blocks(std::int64_t h, std::int64_t w, std::int64_t s)
   return blocks;
 }
 
-// A block's taps of the weight [D', D, k, k] as one [D', taps * D] matrix (columns
-// tap-major, as its product's rows). Differentiated through a gather, each backward would
-// build the whole kernel's gradient (zeros, then the taps added in) and autograd would add
-// all of it to the parameter's: for MAELRE's last reduction, which uses 4 taps of 25, three
-// passes over a quarter of the model. The gathered taps are a leaf instead, whose gradient
-// a hook adds to the weight's tap planes in place; the other taps keep the zeros zero_grad
-// left. So the weight's gradient arrives in .grad after backward(), where training reads
-// it, but torch::autograd::grad asked for the weight finds it unused.
-at::Tensor gathered_taps(const at::Tensor& weight, const TapBlock& b) {
-  const std::int64_t out = weight.size(0);
-  at::Tensor taps = weight.detach().narrow(2, b.ty0, b.kh).narrow(3, b.tx0, b.kw).permute({0, 2, 3, 1}).contiguous();
-  if (weight.requires_grad() && at::GradMode::is_enabled()) {
-    taps.requires_grad_(true);
-    // Tap by tap, not index_add_: its CUDA kernel adds with atomics, which a deterministic
-    // GPU run warns about (suite/runtime/cuda_device.cpp).
-    taps.register_hook([weight, y0 = b.ty0, kh = b.kh, x0 = b.tx0, kw = b.kw](const at::Tensor& grad) {  // [D', kh, kw, D]
-      at::Tensor& whole = weight.mutable_grad();
-      if (!whole.defined()) whole = at::zeros_like(weight, at::MemoryFormat::Contiguous);
-      for (std::int64_t ty = 0; ty < kh; ++ty)
-        for (std::int64_t tx = 0; tx < kw; ++tx)
-          whole.select(3, x0 + tx).select(2, y0 + ty).add_(grad.select(2, tx).select(1, ty));
-    });
+// whole [D', D, k, k] += used [D', kh, kw, D] at taps [y0, y0 + kh) x [x0, x0 + kw). The
+// kernel's taps lie k * k floats apart, so on a CPU the loop takes one output channel's
+// taps at a time (its k * k * D floats stay in cache) and walks the input channels inside:
+// TensorIterator would make the taps the inner loop, 2 floats long on a 2 x 2 rectangle
+// (4x slower there), or take a pass over the whole gradient per tap. Elsewhere a plain
+// strided add, not index_add_: its CUDA kernel adds with atomics, which a deterministic GPU
+// run warns about (suite/runtime/cuda_device.cpp).
+void add_used_taps(at::Tensor& whole, const at::Tensor& used, std::int64_t y0, std::int64_t x0) {
+  const std::int64_t kh = used.size(1), kw = used.size(2);
+  const at::ScalarType type = whole.scalar_type();
+  if (!whole.is_cpu() || !whole.is_contiguous() || used.scalar_type() != type || (type != at::kFloat && type != at::kDouble)) {
+    whole.narrow(2, y0, kh).narrow(3, x0, kw).add_(used.permute({0, 3, 1, 2}));
+    return;
   }
-  return taps.view({out, -1});
+  const at::Tensor taps = used.contiguous();
+  const std::int64_t outputs = whole.size(0), channels = whole.size(1), k2 = whole.size(2) * whole.size(3);
+  const std::int64_t row = whole.size(3);
+  AT_DISPATCH_FLOATING_TYPES(whole.scalar_type(), "lrb_add_used_taps", [&] {
+    scalar_t* const to = whole.data_ptr<scalar_t>();
+    const scalar_t* const from = taps.data_ptr<scalar_t>();
+    at::parallel_for(0, outputs, 16, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t o = begin; o < end; ++o)
+        for (std::int64_t ty = 0; ty < kh; ++ty)
+          for (std::int64_t tx = 0; tx < kw; ++tx) {
+            scalar_t* w = to + o * channels * k2 + (y0 + ty) * row + x0 + tx;
+            const scalar_t* g = from + ((o * kh + ty) * kw + tx) * channels;
+            for (std::int64_t c = 0; c < channels; ++c) w[c * k2] += g[c];
+          }
+    });
+  });
+}
+
+// The blocks' taps of the weight [D', D, k, k], each as one [D', kh, kw, D] copy (as its
+// product's rows: tap-major). Differentiated through a gather, each backward would build the
+// whole kernel's gradient (zeros, then the taps added in) and autograd would add all of it to
+// the parameter's: for MAELRE's last reduction, which uses 4 taps of 25, three passes over a
+// quarter of the model. This Function's backward instead adds the blocks' gradients to the
+// weight's .grad in place, in one pass over the used taps' rectangle (add_used_taps), and
+// gives autograd no gradient for the weight; the unused taps keep the zeros zero_grad left.
+// No block's gradient outlives the backward's use of it, as it did in a leaf's .grad when
+// hooks added them. So the weight's gradient arrives in .grad
+// after backward(), where training reads it, but torch::autograd::grad asked for the weight
+// finds it unused. Geometry: the used rectangle y0, y1, x0, x1, then ty0, kh, tx0, kw per
+// block.
+struct GatheredTaps : torch::autograd::Function<GatheredTaps> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& weight,
+                                                std::vector<std::int64_t> geometry) {
+    const std::int64_t y0 = geometry[0], y1 = geometry[1], x0 = geometry[2], x1 = geometry[3];
+    const std::size_t blocks = (geometry.size() - 4) / 4;
+    // One strided pass over the weight; each block's copy then reads only its own taps.
+    // Copies (clone), never views: an output of a Function may not share the weight's or
+    // another output's storage.
+    const auto copy = at::MemoryFormat::Contiguous;
+    const at::Tensor used = weight.narrow(2, y0, y1 - y0).narrow(3, x0, x1 - x0).permute({0, 2, 3, 1}).clone(copy);
+    torch::autograd::variable_list taps;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::int64_t* g = &geometry[4 + 4 * b];
+      taps.push_back(blocks == 1 ? used : used.narrow(1, g[0] - y0, g[1]).narrow(2, g[2] - x0, g[3]).clone(copy));
+    }
+    ctx->saved_data["weight"] = weight;  // whose .grad the backward adds to
+    ctx->saved_data["geometry"] = std::move(geometry);
+    return taps;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grads) {
+    const at::Tensor weight = ctx->saved_data["weight"].toTensor();
+    const std::vector<std::int64_t> geometry = ctx->saved_data["geometry"].toIntVector();
+    const std::int64_t y0 = geometry[0], y1 = geometry[1], x0 = geometry[2], x1 = geometry[3];
+    at::Tensor used = grads[0];  // [D', y1 - y0, x1 - x0, D]
+    if (grads.size() > 1) {
+      used = at::empty({weight.size(0), y1 - y0, x1 - x0, weight.size(1)}, grads[0].options());
+      for (std::size_t b = 0; b < grads.size(); ++b) {
+        const std::int64_t* g = &geometry[4 + 4 * b];
+        used.narrow(1, g[0] - y0, g[1]).narrow(2, g[2] - x0, g[3]).copy_(grads[b]);
+      }
+    }
+    at::Tensor& whole = weight.mutable_grad();
+    if (!whole.defined()) whole = at::zeros_like(weight, at::MemoryFormat::Contiguous);
+    add_used_taps(whole, used, y0, x0);
+    return {at::Tensor(), at::Tensor()};
+  }
+};
+
+// Each block's taps as a [D', taps * D] matrix.
+std::vector<at::Tensor> gathered_taps(const at::Tensor& weight, const std::vector<TapBlock>& blocks) {
+  std::vector<std::int64_t> geometry{weight.size(2), 0, weight.size(3), 0};  // the used rectangle, grown below
+  for (const TapBlock& b : blocks) {
+    geometry[0] = std::min(geometry[0], b.ty0), geometry[1] = std::max(geometry[1], b.ty0 + b.kh);
+    geometry[2] = std::min(geometry[2], b.tx0), geometry[3] = std::max(geometry[3], b.tx0 + b.kw);
+  }
+  for (const TapBlock& b : blocks) geometry.insert(geometry.end(), {b.ty0, b.kh, b.tx0, b.kw});
+  std::vector<at::Tensor> taps = GatheredTaps::apply(weight, std::move(geometry));
+  for (at::Tensor& t : taps) t = t.view({weight.size(0), -1});
+  return taps;
 }
 
 }  // namespace
@@ -148,7 +221,7 @@ at::Tensor strided_conv_as_product(const torch::nn::Conv2d& conv, const at::Tens
   const std::int64_t outputs = ((h + s - 1) / s) * ((w + s - 1) / s);
   const std::vector<TapBlock> blocks = tap_blocks(h, w, s);
   if (blocks.size() == 1)  // one output per sample, whose window is the grid: its rows are the samples as they lie
-    return at::addmm(conv->bias, x.permute({0, 2, 3, 1}).reshape({B, -1}), gathered_taps(weight, blocks[0]).t()).view({B, 1, out});
+    return at::addmm(conv->bias, x.permute({0, 2, 3, 1}).reshape({B, -1}), gathered_taps(weight, blocks)[0].t()).view({B, 1, out});
   // Every block's rows gathered from the tokens at once, block after block, each
   // (sample, output, tap)-major: a block's rows are then one contiguous [rows, taps * D].
   std::vector<std::int64_t> rows_index, out_index, row_counts;
@@ -163,10 +236,10 @@ at::Tensor strided_conv_as_product(const torch::nn::Conv2d& conv, const at::Tens
   const auto on_device = x.options().dtype(at::kLong);  // the indices live where the tensors do
   const at::Tensor gathered = tokens.index_select(0, at::tensor(rows_index, on_device));
   const std::vector<at::Tensor> rows = gathered.split_with_sizes(row_counts);
+  const std::vector<at::Tensor> taps = gathered_taps(weight, blocks);
   std::vector<at::Tensor> products;
   for (std::size_t i = 0; i < blocks.size(); ++i)
-    products.push_back(at::mm(rows[i].view({-1, blocks[i].kh * blocks[i].kw * D}),
-                              gathered_taps(weight, blocks[i]).t()));
+    products.push_back(at::mm(rows[i].view({-1, blocks[i].kh * blocks[i].kw * D}), taps[i].t()));
   const at::Tensor parts = at::cat(products);  // [rows of all blocks, D']
   const at::Tensor y = at::zeros({B * outputs, out}, parts.options()).index_add(0, at::tensor(out_index, on_device), parts);
   return (y + conv->bias.to(y.scalar_type())).view({B, outputs, out});

@@ -23,8 +23,8 @@ TEST(MaelreTokenReduction, TheConvolutionAsAProductMatchesTheConvolution) {
       ASSERT_EQ(ours.sizes(), ref.sizes());
       EXPECT_LT(test::max_abs_diff(ours, ref), 1e-12);
       // The gradients as training reads them: .grad after backward(), twice (the first
-      // finds none, the second adds to it). A single output's used taps add their gradient to
-      // the weight's in place, outside autograd's own accumulation.
+      // finds none, the second adds to it). The products' taps add their gradient to the
+      // weight's in place (GatheredTaps), outside autograd's own accumulation.
       const at::Tensor g = at::randn(ref.sizes(), at::kDouble);
       const std::vector<at::Tensor> params = {x, conv->weight, conv->bias};
       const auto grads_of = [&](const at::Tensor& out) {
