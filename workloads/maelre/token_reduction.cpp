@@ -281,7 +281,7 @@ ReducedTokens TokenReductionImpl::forward(const at::Tensor& tokens, const at::Te
     const std::int64_t n = grid[0], n_out = out.grid[0];
     at::Tensor xc = x.transpose(1, 2);  // [B, D, N]
     if (op_ == "conv") {
-      const Fp32CpuConvScope fp32_conv(xc);  // LibTorch 1.13's bf16 CPU convolution: suite/nn/fp32_cpu_conv.h
+      const Fp32CpuConvScope fp32_conv(xc);  // LibTorch's bf16 CPU convolution: suite/nn/fp32_cpu_conv.h
       out.tokens = conv1d_->forward(xc).transpose(1, 2);
     } else {
       xc = at::constant_pad_nd(xc, {0, n_out * s - n});

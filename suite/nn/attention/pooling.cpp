@@ -168,7 +168,7 @@ PoolingAttention::Pooled PoolingAttention::apply_pool(const Pool& p, const at::T
   const bool two_d = o.grid.size() == 2;
   switch (o.mode) {
     case PoolMode::Conv: {
-      const Fp32CpuConvScope fp32_conv(y);  // LibTorch 1.13's bf16 CPU convolution: fp32_cpu_conv.h
+      const Fp32CpuConvScope fp32_conv(y);  // LibTorch's bf16 CPU convolution: fp32_cpu_conv.h
       y = two_d ? at::conv2d(y, p.weight, {}, p.stride, p.padding, {1, 1}, d)
                 : at::conv1d(y, p.weight, {}, p.stride, p.padding, {1}, d);
       break;
