@@ -77,12 +77,22 @@ class SequentialStudy : public ::testing::Test {
   }
   void SetUp() override { ASSERT_EQ(reference_.code, kExitDone) << reference_.output; }
   static std::filesystem::path reference() { return *dir_ / "ref"; }
-  static void expect_same_study(const std::filesystem::path& out) {
+  // Every run of the reference, bit-identical, and the same decisions. With several ranks a
+  // rank idle while look 1 waits may start a run of wave 2 (suite/run/sequential_source.h):
+  // in this sweep only Longformer's (seeds 3 and 4) can prove unneeded, when look 1 decides
+  // the memory claim. Such a run is kept, finished or stopped, and no look reads it.
+  static void expect_same_study(const std::filesystem::path& out, bool ranks_may_speculate = false) {
     const auto ra = test::read_runs(reference()), rb = test::read_runs(out);
-    ASSERT_EQ(rb.size(), ra.size());
     for (const auto& [key, rec] : ra) {
       ASSERT_TRUE(rb.count(key)) << key;
       EXPECT_EQ(test::deterministic_difference(rec, rb.at(key)), "") << key;
+    }
+    for (const auto& [key, rec] : rb) {
+      if (ra.count(key)) continue;
+      const std::string model = rec.spec.at("model").at("name").get<std::string>();
+      const auto seed = rec.spec.at("seed_index").get<std::int64_t>();
+      EXPECT_TRUE(ranks_may_speculate && model == "longformer" && (seed == 2 || seed == 3))
+          << "a run the one-process study did not run: " << key << " (" << model << ", seed index " << seed << ")";
     }
     EXPECT_EQ(decisions(report_json(out)), decisions(report_json(reference())));
   }
@@ -201,8 +211,8 @@ TEST_F(SlowSequential, AChangedDesignIsRefusedInTheSameFolder) {
   EXPECT_NE(changed.output.find("cannot change once it has looked at results"), std::string::npos) << changed.output;
 }
 
-// Two ranks: the same looks and verdicts, every run bit-identical to the one-process study's.
-// (A rank idle at a look may start a run of the next wave; here every wave is needed.)
+// Two ranks: the same looks and verdicts, every run bit-identical to the one-process study's
+// (and perhaps a Longformer run of wave 2 that a rank idle at look 1 started).
 TEST_F(MpiSequential, TwoRanksJudgeTheStudyAsOneProcessDoes) {
   TempDir t;
   test::write_text(t / "seq.toml", test::tiny_sequential_sweep());
@@ -210,7 +220,7 @@ TEST_F(MpiSequential, TwoRanksJudgeTheStudyAsOneProcessDoes) {
   for (const auto& a : run_cmd(t, "out")) cmd.push_back(a);
   const auto r = test::run(cmd);
   ASSERT_EQ(r.code, kExitDone) << r.output;
-  expect_same_study(t / "out");
+  expect_same_study(t / "out", /*ranks_may_speculate=*/true);
   std::set<int> ranks;
   for (const auto& [key, rec] : test::read_runs(t / "out")) ranks.insert(rec.provenance.at("rank").get<int>());
   EXPECT_EQ(ranks.size(), 2u);
@@ -231,7 +241,7 @@ TEST_F(MpiSequential, AStopOfBothRanksMidWaveResumesToTheSameStudy) {
   }
   const auto resumed = test::run(cmd);
   ASSERT_EQ(resumed.code, kExitDone) << resumed.output;
-  expect_same_study(t / "out");
+  expect_same_study(t / "out", /*ranks_may_speculate=*/true);
 }
 
 
