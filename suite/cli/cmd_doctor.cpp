@@ -83,6 +83,14 @@ int doctor() {
                blas.core, std::getenv("OPENBLAS_CORETYPE") ? "OPENBLAS_CORETYPE chose them" : "it did not recognise the processor",
                blas.better_core);
   }
+  if (!blas.fallback_core && !blas.wider_core.empty()) {
+    const bool users = std::getenv("OPENBLAS_CORETYPE") != nullptr;
+    fmt::print("  NOTE: OpenBLAS runs its {} kernels (AVX2){} on a processor with AVX-512.\n"
+               "        OPENBLAS_CORETYPE={} runs its AVX-512 kernels: compare the matmul peak below with\n"
+               "        `OPENBLAS_CORETYPE={} lrbench doctor`{}.\n",
+               blas.core, users ? ", chosen by OPENBLAS_CORETYPE," : "", blas.wider_core, blas.wider_core,
+               users ? " (lrbench keeps a core you set; unset, OpenBLAS chooses)" : "");
+  }
   if (blas.reference) {
     ++warnings;
     fmt::print("  WARNING: this is the REFERENCE BLAS: matrix products run about 4x slower.\n"

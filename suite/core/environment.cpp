@@ -44,6 +44,7 @@ BlasInfo loaded_blas() {
   if (!b.core.empty()) {
     b.better_core = better_blas_core(b.core, cpu_flags().avx2, cpu_flags().avx512f);
     b.fallback_core = !b.better_core.empty();
+    b.wider_core = wider_blas_core(b.core, cpu_flags().avx512f);
   }
   if (const char* choice = std::getenv("LRB_BLAS_CORE_CHOICE")) b.choice = choice;
   if (b.library.empty()) b.library = "(no BLAS library loaded yet)";

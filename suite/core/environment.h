@@ -19,6 +19,9 @@ struct BlasInfo {
   // slower); `better_core` is the OPENBLAS_CORETYPE the processor's features allow.
   bool fallback_core = false;
   std::string better_core;
+  // AVX2 kernels on a processor with AVX-512 (often a user's OPENBLAS_CORETYPE=Haswell): the
+  // AVX-512 core it could run instead, said by doctor, never set by lrbench.
+  std::string wider_core;
   // What the launcher chose for OPENBLAS_CORETYPE and why (suite/cli/launcher.cpp): "auto:
   // ..." where it set a self-tested better core, "kept ...: ..." where that core failed its
   // test, "user: ..." where the user had set it; empty where lrbench-core was not started

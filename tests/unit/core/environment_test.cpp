@@ -25,6 +25,11 @@ TEST(Environment, ABlasCoreOlderThanTheProcessorHasABetterOne) {
   EXPECT_EQ(better_blas_core("Prescott", false, false), "") << "SSE3 is all an old processor has";
   for (const char* fine : {"SkylakeX", "COOPERLAKE", "Zen", "Haswell"}) EXPECT_EQ(better_blas_core(fine, true, true), "") << fine;
   EXPECT_EQ(better_blas_core("Haswell", true, false), "");
+  // AVX2 kernels on an AVX-512 processor: not a fallback, a note naming the AVX-512 core.
+  EXPECT_EQ(wider_blas_core("Haswell", true), "SKYLAKEX");
+  EXPECT_EQ(wider_blas_core("ZEN", true), "SKYLAKEX");
+  EXPECT_EQ(wider_blas_core("Haswell", false), "");
+  for (const char* other : {"SkylakeX", "Cooperlake", "Prescott"}) EXPECT_EQ(wider_blas_core(other, true), "") << other;
 }
 
 TEST(Environment, DoctorNamesTheBlasCoreAndWarnsOfAFallback) {
@@ -41,6 +46,15 @@ TEST(Environment, DoctorNamesTheBlasCoreAndWarnsOfAFallback) {
   EXPECT_NE(forced.output.find(__builtin_cpu_supports("avx512f") ? "OPENBLAS_CORETYPE=SKYLAKEX" : "OPENBLAS_CORETYPE=HASWELL"),
             std::string::npos)
       << forced.output;
+  // Set to AVX2 kernels: kept, and on an AVX-512 processor doctor notes the AVX-512 core.
+  const auto avx2 = test::run({test::lrbench(), "doctor"}, std::chrono::seconds(120), {"OPENBLAS_CORETYPE=HASWELL"});
+  ASSERT_EQ(avx2.code, kExitDone) << avx2.output;
+  EXPECT_NE(avx2.output.find("BLAS core    Haswell (OPENBLAS_CORETYPE)"), std::string::npos) << avx2.output;
+  EXPECT_EQ(avx2.output.find("WARNING: OpenBLAS runs its"), std::string::npos) << avx2.output;
+  EXPECT_EQ(avx2.output.find("NOTE: OpenBLAS runs its Haswell kernels (AVX2), chosen by OPENBLAS_CORETYPE, on a processor "
+                             "with AVX-512.") != std::string::npos,
+            static_cast<bool>(__builtin_cpu_supports("avx512f")))
+      << avx2.output;
 }
 
 }  // namespace
