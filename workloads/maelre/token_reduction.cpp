@@ -128,7 +128,7 @@ void add_used_taps(at::Tensor& whole, const at::Tensor& used, std::int64_t y0, s
   const at::Tensor taps = used.contiguous();
   const std::int64_t outputs = whole.size(0), channels = whole.size(1), k2 = whole.size(2) * whole.size(3);
   const std::int64_t row = whole.size(3);
-  AT_DISPATCH_FLOATING_TYPES(whole.scalar_type(), "lrb_add_used_taps", [&] {
+  AT_DISPATCH_FLOATING_TYPES(type, "lrb_add_used_taps", [&] {
     scalar_t* const to = whole.data_ptr<scalar_t>();
     const scalar_t* const from = taps.data_ptr<scalar_t>();
     at::parallel_for(0, outputs, 16, [&](std::int64_t begin, std::int64_t end) {
@@ -151,10 +151,9 @@ void add_used_taps(at::Tensor& whole, const at::Tensor& used, std::int64_t y0, s
 // weight's .grad in place, in one pass over the used taps' rectangle (add_used_taps), and
 // gives autograd no gradient for the weight; the unused taps keep the zeros zero_grad left.
 // No block's gradient outlives the backward's use of it, as it did in a leaf's .grad when
-// hooks added them. So the weight's gradient arrives in .grad
-// after backward(), where training reads it, but torch::autograd::grad asked for the weight
-// finds it unused. Geometry: the used rectangle y0, y1, x0, x1, then ty0, kh, tx0, kw per
-// block.
+// hooks added them. So the weight's gradient arrives in .grad after backward(), where
+// training reads it, but torch::autograd::grad asked for the weight finds it unused.
+// Geometry: the used rectangle y0, y1, x0, x1, then ty0, kh, tx0, kw per block.
 struct GatheredTaps : torch::autograd::Function<GatheredTaps> {
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& weight,
                                                 std::vector<std::int64_t> geometry) {
