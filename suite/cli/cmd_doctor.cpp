@@ -69,9 +69,10 @@ int doctor() {
   const BlasInfo blas = loaded_blas();
   fmt::print("BLAS         {}{}\n", blas.library, blas.config.empty() ? "" : " (" + blas.config + ")");
   const bool chosen_by_lrbench = blas.choice.rfind("auto:", 0) == 0;
+  const bool users_core = std::getenv("OPENBLAS_CORETYPE") != nullptr;
   if (!blas.core.empty())
     fmt::print("BLAS core    {}{}\n", blas.core,
-               chosen_by_lrbench ? " (chosen by lrbench)" : std::getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE)" : "");
+               chosen_by_lrbench ? " (chosen by lrbench)" : users_core ? " (OPENBLAS_CORETYPE)" : "");
   if (!blas.choice.empty()) fmt::print("BLAS choice  {}\n", blas.choice);
   if (blas.fallback_core) {
     ++warnings;
@@ -80,16 +81,15 @@ int doctor() {
                "           OPENBLAS_CORETYPE={} set before lrbench starts (check a product against a\n"
                "           reference once: older OpenBLAS builds can misbehave on processors they do not know;\n"
                "           unset, the lrbench launcher tests it and sets it when it passes, see \"BLAS choice\").\n",
-               blas.core, std::getenv("OPENBLAS_CORETYPE") ? "OPENBLAS_CORETYPE chose them" : "it did not recognise the processor",
+               blas.core, users_core ? "OPENBLAS_CORETYPE chose them" : "it did not recognise the processor",
                blas.better_core);
   }
   if (!blas.fallback_core && !blas.wider_core.empty()) {
-    const bool users = std::getenv("OPENBLAS_CORETYPE") != nullptr;
     fmt::print("  NOTE: OpenBLAS runs its {} kernels (AVX2){} on a processor with AVX-512.\n"
                "        OPENBLAS_CORETYPE={} runs its AVX-512 kernels: compare the matmul peak below with\n"
                "        `OPENBLAS_CORETYPE={} lrbench doctor`{}.\n",
-               blas.core, users ? ", chosen by OPENBLAS_CORETYPE," : "", blas.wider_core, blas.wider_core,
-               users ? " (lrbench keeps a core you set; unset, OpenBLAS chooses)" : "");
+               blas.core, users_core ? ", chosen by OPENBLAS_CORETYPE," : "", blas.wider_core, blas.wider_core,
+               users_core ? " (lrbench keeps a core you set; unset, OpenBLAS chooses)" : "");
   }
   if (blas.reference) {
     ++warnings;
