@@ -24,27 +24,15 @@
 #include <string>
 
 #include "suite/core/child_process.h"
+#include "suite/core/heap_tunables.h"
 
-// glibc's allocator, told to, backs its heap with transparent huge pages (where the system
-// allows them: "madvise" or "always"; Debian's default is "madvise", which glibc does not
-// use unless told). A report builds its 100,000 decoded runs as millions of small
-// allocations, whose page faults were most of its time; it also grows the heap 64 MiB at a
-// time (5.5 s without, 3.9 s with). A training step streams tensors of megabytes through
-// the heap, and 4 KiB pages cost it TLB misses: the quickstart's models' one-rank steps 1-10 %
-// shorter with huge pages (docs/benchmarks.md, "Results at scale" and "Huge pages for training").
-// GLIBC_TUNABLES the user set come after ours, so theirs win; a value that starts with ours
-// came from the lrbench that started this one (--ranks, Slurm) and is kept as it is.
-static void back_heap_with_huge_pages(const char* ours) {
-  const char* theirs = getenv("GLIBC_TUNABLES");
-  static char tunables[4096];
-  if (theirs == nullptr || theirs[0] == '\0')
-    snprintf(tunables, sizeof tunables, "%s", ours);
-  else if (strncmp(theirs, ours, strlen(ours)) == 0)
-    return;
-  else if (snprintf(tunables, sizeof tunables, "%s:%s", ours, theirs) >= static_cast<int>(sizeof tunables))
-    return;  // too long to extend: theirs alone
-  setenv("GLIBC_TUNABLES", tunables, 1);
-}
+// A report builds its 100,000 decoded runs as millions of small allocations, whose page
+// faults were most of its time; it also grows the heap 64 MiB at a time (5.5 s without, 3.9 s
+// with). A training step streams tensors of megabytes through the heap, and 4 KiB pages cost
+// it TLB misses: the quickstart's models' one-rank steps 1-10 % shorter with huge pages
+// (docs/benchmarks.md, "Results at scale" and "Huge pages for training"). What is set and
+// how a user's own value wins: suite/core/heap_tunables.h.
+using lrb::back_heap_with_huge_pages;
 
 // report, leaderboard, plan, index and merge; status but with --spec (its sweep file is expanded
 // with the models' option schemas, which are lrbench-core's). The commands lrbench-results
@@ -318,7 +306,7 @@ int main(int /*argc*/, char** argv) {
   }
   choose_blas_core(self, folder);
   // Training keeps glibc's heap padding: 64 MiB more per rank is no gain to a step.
-  back_heap_with_huge_pages("glibc.malloc.hugetlb=1");
+  back_heap_with_huge_pages(lrb::kTrainingHeapTunables);
   static char core[PATH_MAX + 16];
   snprintf(core, sizeof core, "%.*slrbench-core", folder, self);
   execv(core, argv);

@@ -12,9 +12,11 @@
 // as the quickstart's Fashion-MNIST. What the profiler does not see (the forward of
 // lrbench's fused kernels, which are custom autograd functions, and the code between ops)
 // is the line "not in any op": the step's wall time less the ops' self times. --shapes lists
-// each op once per combination of input shapes, to tell which call of an op costs.
+// each op once per combination of input shapes, to tell which call of an op costs. The
+// steps run once without the profiler, then with it: the first line gives both step times.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <c10/core/CPUAllocator.h>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -26,7 +28,9 @@
 #include <chrono>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "suite/contracts/model.h"
@@ -34,6 +38,7 @@
 #include "suite/registry/registry.h"
 #include "suite/run/fused_adamw.h"
 #include "suite/runtime/counting_allocator.h"
+#include "suite/runtime/torch_compat.h"
 
 namespace {
 
@@ -78,6 +83,76 @@ std::map<std::string, OpTime> self_times(const torch::autograd::profiler::thread
   }
   return out;
 }
+
+// Keeps each freed block of 256 KiB or more for the next request of its size. Under the
+// profiler a step's large tensors otherwise come from fresh pages: the profiler's records,
+// small and kept until it stops, are cut from the large blocks a step frees, so the next
+// step's tensors of the same size no longer fit there and glibc grows the heap (measured:
+// the Transformer's process grew about 28 MB a step, 0.55 GB at 10 steps, 1.97 GB at 60)
+// and every first write faults its pages in, which the profile charged to the op that
+// wrote them (two thirds of the fused softmax's forward on a Zen 5 VM). A run has no such
+// records and reuses its blocks (docs/benchmarks.md, "Where the quickstart's steps went,
+// op by op"); the same shapes every step make a block of the same size the common case.
+// What still faults is the profiler's own list of events as it grows. Blocks stay with the
+// counting allocator beneath, which counts them as live: this tool reports time, not memory.
+class StepBlockCache final : public lrb::torch_compat::AllocatorBase {
+ public:
+  explicit StepBlockCache(c10::Allocator* below) : below_(below), below_deleter_(below->raw_deleter()) {
+    if (below_deleter_ == nullptr) throw std::logic_error("the allocator below has no raw deleter");
+    instance_ = this;
+  }
+
+  c10::DataPtr allocate_block(std::size_t n) const override {
+    void* data = nullptr;
+    if (n >= kSmallest) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto& kept = free_[n];
+      if (!kept.empty()) {
+        data = kept.back();
+        kept.pop_back();
+        live_[data] = n;
+      }
+    }
+    if (data == nullptr) {
+      c10::DataPtr block = below_->allocate(n);
+      data = block.get();
+      // The data pointer is its own context (as raw_allocate() requires), below and here.
+      block.release_context();
+      if (n >= kSmallest) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        live_[data] = n;
+      }
+    }
+    return c10::DataPtr(data, data, &release, c10::Device(c10::DeviceType::CPU));
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+
+ private:
+  static constexpr std::size_t kSmallest = 256 << 10;
+
+  static void release(void* data) {
+    if (data == nullptr) return;
+    StepBlockCache& self = *instance_;
+    {
+      std::lock_guard<std::mutex> lock(self.mutex_);
+      const auto found = self.live_.find(data);
+      if (found != self.live_.end()) {
+        self.free_[found->second].push_back(data);
+        self.live_.erase(found);
+        return;
+      }
+    }
+    self.below_deleter_(data);
+  }
+
+  static StepBlockCache* instance_;
+  c10::Allocator* below_;
+  c10::DeleterFnPtr below_deleter_;
+  mutable std::mutex mutex_;
+  mutable std::unordered_map<void*, std::size_t> live_;
+  mutable std::unordered_map<std::size_t, std::vector<void*>> free_;
+};
+StepBlockCache* StepBlockCache::instance_ = nullptr;
 
 std::vector<std::int64_t> parse_shape(const std::string& text) {
   std::vector<std::int64_t> dims;
@@ -134,6 +209,8 @@ int main(int argc, char** argv) {
     // As a run does (sweep_runner.cpp): its allocator keeps activations in the heap, where
     // LibTorch's default would fault fresh pages in on every step (7 % of a Longformer step).
     lrb::CpuMemoryCounter::install();
+    static StepBlockCache block_cache(c10::GetCPUAllocator());
+    c10::SetCPUAllocator(&block_cache, /*priority=*/101);
     at::set_num_threads(threads);
     torch::manual_seed(1);
     auto model = entry.make(options, task);
@@ -148,12 +225,17 @@ int main(int argc, char** argv) {
       optimizer.step();
     };
     for (std::int64_t i = 0; i < warmup; ++i) step();
+    const auto time_steps_us = [&] {
+      const auto start = std::chrono::steady_clock::now();
+      for (std::int64_t i = 0; i < steps; ++i) step();
+      return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    };
+    // The same steps without the profiler first: what the profiler's own cost adds.
+    const double plain_us = time_steps_us();
 
     using namespace torch::profiler::impl;
     torch::autograd::profiler::enableProfilerLegacy(ProfilerConfig(ProfilerState::CPU, /*report_input_shapes=*/by_shape));
-    const auto start = std::chrono::steady_clock::now();
-    for (std::int64_t i = 0; i < steps; ++i) step();
-    const double wall_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    const double wall_us = time_steps_us();
     const auto times = self_times(torch::autograd::profiler::disableProfilerLegacy(), by_shape);
 
     std::vector<std::pair<std::string, OpTime>> rows(times.begin(), times.end());
@@ -161,8 +243,8 @@ int main(int argc, char** argv) {
     double recorded_us = 0;
     for (const auto& [name, t] : rows) recorded_us += t.self_us;
     const auto per_step_ms = [&](double us) { return us / 1000.0 / static_cast<double>(steps); };
-    fmt::print("{}: {} steps of batch {} on {} thread(s), {:.2f} ms a step (wall, with the profiler on)\n", model_name,
-               steps, batch, threads, per_step_ms(wall_us));
+    fmt::print("{}: {} steps of batch {} on {} thread(s), {:.2f} ms a step with the profiler on ({:.2f} ms without it)\n",
+               model_name, steps, batch, threads, per_step_ms(wall_us), per_step_ms(plain_us));
     fmt::print("{:>10}  {:>6}  {:>10}  {}\n", "ms/step", "share", "calls/step", "op (self time)");
     for (std::int64_t i = 0; i < std::min<std::int64_t>(top, static_cast<std::int64_t>(rows.size())); ++i) {
       const auto& [name, t] = rows[static_cast<std::size_t>(i)];
