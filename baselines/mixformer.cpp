@@ -275,11 +275,11 @@ class MixFormer final : public Model {
 // Forward FLOPs of TALA over all memories M = E * H (head dim dh, value width dv).
 double tala_flops(const Config& c, double n, double dh, double memories) {
   const double dv = dh + (c.tala.normalise ? 1 : 0);
-  // The relative band as the kernel computes it: blocks of b = min(64, n) queries, b + w - 1 keys each.
-  const double b = std::min(64.0, n);
-  const double band = c.tala.bias == TalaBias::Relative
-                          ? 2 * std::ceil(n / b) * b * (b + static_cast<double>(c.window) - 1) * (dh + dv)
-                          : 0;
+  // The relative band: each query's w nearest keys, as the fused CPU kernel computes it
+  // (tala_band.h; on a GPU the blocked products score 64 + w - 1 keys a query, these w
+  // among them).
+  const double w = std::min(static_cast<double>(c.window), n);
+  const double band = c.tala.bias == TalaBias::Relative ? 2 * (n * w - w * (w - 1) / 2) * (dh + dv) : 0;
   double per;
   switch (c.tala.form) {
     case TalaForm::Parallel: per = 2 * n * n * (dh + dv); break;

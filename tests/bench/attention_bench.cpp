@@ -169,7 +169,7 @@ void TalaChunkwise(benchmark::State& s) {
   o.chunk = 64;
   const at::Tensor bias = tala_random_bias(TalaBias::Relative, kH, s.range(0), w, 0.5, 0);
   run(s, [&](auto& q, auto& k, auto& v) { return tala(o, q, k, v, {}, {}, bias); },
-      tala_score_elements(o, kB, kH, s.range(0), w),
+      tala_score_elements(o, kB, kH, s.range(0), w, /*fused_band=*/true),
       pair_flops(n * (c + 1) / 2 + n * wd - wd * (wd - 1) / 2) + 12.0 * n * kD * kD * kB * kH);
 }
 

@@ -11,6 +11,7 @@
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/attention/retention.h"
+#include "suite/nn/attention/tala_band.h"
 #include "suite/nn/batched_matmul.h"
 
 namespace lrb {
@@ -125,7 +126,8 @@ at::Tensor relative_split(TalaForm form, std::int64_t chunk, const at::Tensor& q
                           powers(c.log_decay, at::arange(w, q.options().dtype(at::kLong)), q);
   const at::Tensor decayed = form == TalaForm::Recurrent ? retention_recurrent(q, k, v, {}, c.decays)
                                                          : retention_chunkwise(q, k, v, {}, chunk, c.decays);
-  return decayed * far.view({1, H, 1, 1}) + band(q, k, v, coef);
+  const at::Tensor near = tala_band_fused_applies(q) ? tala_band_fused(q, k, v, coef) : band(q, k, v, coef);
+  return decayed * far.view({1, H, 1, 1}) + near;
 }
 
 // Eq. 15 as printed, with G[n, n-1] as the step factor: a token loop over a d x dv state.
@@ -255,10 +257,13 @@ at::Tensor tala_decay_mask(TalaBias bias_kind, const at::Tensor& decays, const a
 }
 
 std::int64_t tala_score_elements(const TalaOptions& o, std::int64_t batch, std::int64_t heads, std::int64_t tokens,
-                                 std::int64_t window) {
-  // The band's blocks of b = min(64, N) queries score b + w - 1 keys each.
+                                 std::int64_t window, bool fused_band) {
+  // The fused band scores each query's w nearest keys; the general one's blocks of
+  // b = min(64, N) queries score b + w - 1 keys each.
   const std::int64_t b = std::min<std::int64_t>(64, tokens);
-  const std::int64_t band = o.bias == TalaBias::Relative ? batch * heads * ceil_div(tokens, b) * b * (b + window - 1) : 0;
+  const std::int64_t band = o.bias != TalaBias::Relative ? 0
+                            : fused_band ? tala_band_fused_score_elements(batch, heads, tokens, window)
+                                         : batch * heads * ceil_div(tokens, b) * b * (b + window - 1);
   switch (o.form) {
     case TalaForm::Parallel: return batch * heads * tokens * tokens;
     case TalaForm::Recurrent: return band;
@@ -329,7 +334,7 @@ AttentionKernel tala_kernel() {
                 to.bias == TalaBias::Relative && bias.defined() && bias.dim() == 2 ? bias.size(1) - 1 : o.at("window").get<std::int64_t>();
             AttentionRun r;
             r.out = tala(to, in.q, in.k, in.v, in.mask, decays, bias.defined() ? bias.to(in.q.scalar_type()) : bias);
-            r.score_elements = tala_score_elements(to, B, H, N, window);
+            r.score_elements = tala_score_elements(to, B, H, N, window, tala_band_fused_applies(in.q));
             r.info["decays"] = [&] {
               json d = json::array();
               for (std::int64_t h = 0; h < H; ++h) d.push_back(decays[h].item<double>());

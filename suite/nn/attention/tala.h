@@ -82,10 +82,11 @@ at::Tensor tala(const TalaOptions& o, const at::Tensor& q, const at::Tensor& k, 
 at::Tensor tala_decay_mask(TalaBias bias_kind, const at::Tensor& decays, const at::Tensor& bias, std::int64_t tokens);
 
 // Query-key scores computed over the batch (heads H): parallel B*H*N^2; recurrent the
-// relative band, B*H*ceil(N/b)*b*(b+w-1) with b = min(64, N) (0 without relative bias);
-// chunkwise retention's chunks plus the band; eq15 0.
+// relative band (0 without relative bias): B*H*(N w - w(w-1)/2) where the fused band runs
+// (fused_band: tala_band_fused_applies, tala_band.h), else B*H*ceil(N/b)*b*(b+w-1) with
+// b = min(64, N); chunkwise retention's chunks plus the band; eq15 0.
 std::int64_t tala_score_elements(const TalaOptions& o, std::int64_t batch, std::int64_t heads, std::int64_t tokens,
-                                 std::int64_t window);
+                                 std::int64_t window, bool fused_band);
 
 // A random positive bias for the attend command and the tests: exp(std * N(0, 1)) with a
 // generator seeded by `seed`; relative [H, w+1], pairwise [H, T, T]; undefined for none.

@@ -11,6 +11,7 @@
 #include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/attention/retention.h"
 #include "suite/nn/attention/tala.h"
+#include "suite/nn/attention/tala_band.h"
 #include "suite/runtime/counting_allocator.h"
 
 namespace lrb {
@@ -110,6 +111,74 @@ TEST(AttentionTala, RelativeFormsAgreeAcrossBandBlocksAndShortInputs) {
         EXPECT_LT(rel_error(tala(options(form, TalaBias::Relative, false, 16), in.q, in.k, in.v, {}, {}, g), want), 1e-12)
             << tala_form_name(form) << " N " << N << " w " << w;
     }
+}
+
+// TALA with its relative bias through the fused band and through the general (blocked) one:
+// outputs and the gradients of q, k, v and the bias table, in float64 and float32 (against the
+// general path in float64), at lengths around the general path's 64-query blocks, windows
+// longer than the input, head sizes off the fused loops' 8-wide steps, the normaliser's extra
+// value column, and a q that is a strided view.
+TEST(AttentionTala, FusedBandMatchesTheGeneralPath) {
+  at::manual_seed(78);
+  struct Result {
+    at::Tensor out, dq, dk, dv, dbias;
+  };
+  const auto run_tala = [](const TalaOptions& o, const Qkv& in, const at::Tensor& g, const at::Tensor& upstream,
+                           at::ScalarType type, bool general, bool strided_q) {
+    const bool was = tala_band_use_general_path(general);
+    // Copies: a .to() of the same type would return the caller's tensor itself.
+    at::Tensor q = strided_q ? in.q.transpose(2, 3).contiguous().to(type).transpose(2, 3) : in.q.to(type).clone();
+    q = q.detach().requires_grad_(true);
+    const at::Tensor k = in.k.to(type).clone().requires_grad_(true), v = in.v.to(type).clone().requires_grad_(true);
+    const at::Tensor bias = g.to(type).clone().requires_grad_(true);
+    const at::Tensor out = tala(o, q, k, v, {}, {}, bias);
+    out.backward(upstream.to(type));
+    tala_band_use_general_path(was);
+    return Result{out.detach().to(at::kDouble), q.grad().to(at::kDouble), k.grad().to(at::kDouble),
+                  v.grad().to(at::kDouble), bias.grad().to(at::kDouble)};
+  };
+  for (const std::int64_t N : {1, 3, 64, 65, 150})
+    for (const std::int64_t w : {1, 5, 70})
+      for (const std::int64_t d : {3, 19})
+        for (const bool normalise : {false, true})
+          for (const auto form : {TalaForm::Recurrent, TalaForm::Chunkwise}) {
+            const auto in = random_qkv(2, 2, N, d);
+            const at::Tensor g = tala_random_bias(TalaBias::Relative, 2, N, w, 0.5, static_cast<std::uint64_t>(N + w));
+            const at::Tensor upstream = at::randn({2, 2, N, d}, at::kDouble);
+            const TalaOptions o = options(form, TalaBias::Relative, normalise, 16);
+            SCOPED_TRACE(label(form, TalaBias::Relative, normalise, 16) + " N " + std::to_string(N) + " w " +
+                         std::to_string(w) + " d " + std::to_string(d));
+            const Result want = run_tala(o, in, g, upstream, at::kDouble, true, false);
+            for (const auto type : {at::kDouble, at::kFloat}) {
+              const Result got = run_tala(o, in, g, upstream, type, false, N > 1);
+              const double tolerance = type == at::kDouble ? 1e-12 : 2e-5;
+              EXPECT_LT(rel_error(got.out, want.out), tolerance) << "output, " << at::toString(type);
+              EXPECT_LT(rel_error(got.dv, want.dv), tolerance) << "grad v, " << at::toString(type);
+              if (normalise && N == 1) {
+                // One token, normalised: the output is v itself, and q, k and the bias have
+                // no gradient but rounding.
+                for (const at::Tensor* x : {&got.dq, &got.dk, &got.dbias})
+                  EXPECT_LT(x->abs().max().item<double>(), tolerance) << at::toString(type);
+                continue;
+              }
+              EXPECT_LT(rel_error(got.dq, want.dq), tolerance) << "grad q, " << at::toString(type);
+              EXPECT_LT(rel_error(got.dk, want.dk), tolerance) << "grad k, " << at::toString(type);
+              EXPECT_LT(rel_error(got.dbias, want.dbias), tolerance) << "grad bias, " << at::toString(type);
+            }
+          }
+}
+
+TEST(AttentionTala, FusedBandTakesCpuFloatsOutsideAutocast) {
+  const at::Tensor q = at::zeros({1, 1, 4, 2});
+  EXPECT_TRUE(tala_band_fused_applies(q));
+  EXPECT_TRUE(tala_band_fused_applies(q.to(at::kDouble)));
+  EXPECT_FALSE(tala_band_fused_applies(q.to(at::kBFloat16)));
+  EXPECT_FALSE(tala_band_fused_applies(at::zeros({4, 2})));
+  const bool was = tala_band_use_general_path(true);
+  EXPECT_FALSE(tala_band_fused_applies(q));
+  tala_band_use_general_path(was);
+  EXPECT_EQ(tala_band_fused_score_elements(2, 3, 10, 4), 2 * 3 * (10 * 4 - 6));
+  EXPECT_EQ(tala_band_fused_score_elements(1, 1, 3, 8), 1 + 2 + 3);  // a window past the input
 }
 
 TEST(AttentionTala, ScalarDecayIsRetention) {
@@ -269,7 +338,13 @@ TEST(AttentionTala, RegistryRunsTheDirectCall) {
   EXPECT_LT(rel_error(r.out, tala(options(TalaForm::Recurrent, TalaBias::Relative, true), in.q, in.k, in.v, {}, {}, g)),
             1e-15);
   EXPECT_EQ(r.info.at("decays").size(), 2u);
-  EXPECT_EQ(r.score_elements, 1 * 2 * 40 * (40 + 6 - 1));  // one band block of 40 queries
+  EXPECT_EQ(r.score_elements, 1 * 2 * (40 * 6 - 6 * 5 / 2));  // each query's 6 nearest keys (the fused band)
+  const bool was = tala_band_use_general_path(true);
+  const AttentionRun general =
+      kernel.run(kernel_options(kernel, {"bias=relative", "window=6", "normalise=true", "form=recurrent", "seed=3"}), t);
+  tala_band_use_general_path(was);
+  EXPECT_EQ(general.score_elements, 1 * 2 * 40 * (40 + 6 - 1));  // one band block of 40 queries
+  EXPECT_LT(rel_error(general.out, r.out), 1e-13);
 }
 
 TEST(AttentionTala, RecurrentAndChunkwiseAllocateNoNByN) {
