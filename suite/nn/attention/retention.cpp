@@ -136,13 +136,8 @@ struct ChunkStateScan : public torch::autograd::Function<ChunkStateScan> {
     for (std::int64_t step = 1; step < nc; ++step) {
       const std::int64_t c = reverse ? nc - 1 - step : step, from = reverse ? c + 1 : c - 1;
       at::Tensor o = out.select(2, c);
-      if (reverse) {
-        at::mul_out(o, out.select(2, from), g);
-        o.add_(x.select(2, c + 1));
-      } else {
-        at::mul_out(o, out.select(2, from), g);
-        o.add_(x.select(2, c - 1));
-      }
+      at::mul_out(o, out.select(2, from), g);
+      o.add_(x.select(2, reverse ? c + 1 : c - 1));
     }
     return out;
   }

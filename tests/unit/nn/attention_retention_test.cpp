@@ -53,6 +53,27 @@ TEST(AttentionRetention, EveryFormMatchesTheReference) {
   }
 }
 
+// The chunkwise form's state scan has a loop of its own for CPU float32 and float64 and
+// ATen's ops elsewhere (a GPU, reduced precision): bfloat16 takes the second, against the
+// float64 reference, values and gradients.
+TEST(AttentionRetention, ChunkwiseInBfloat16TakesTheGenericScan) {
+  at::manual_seed(42);
+  const std::int64_t H = 2, N = 100;
+  const auto in = random_qkv(1, H, N, 8);
+  const at::Tensor D = decay_matrix(H, N);
+  const at::Tensor upstream = at::randn({1, H, N, 8}, at::kDouble);
+  const auto run = [&](bool reference_form, at::ScalarType type) {
+    const auto leaf = [&](const at::Tensor& x) { return x.to(type).clone().requires_grad_(true); };
+    const at::Tensor q = leaf(in.q), k = leaf(in.k), v = leaf(in.v);
+    const at::Tensor out = reference_form ? reference(q, k, v, {}, D) : retention_chunkwise(q, k, v, {}, 16);
+    out.backward(upstream.to(type));
+    return std::vector<at::Tensor>{out.detach().to(at::kDouble), q.grad().to(at::kDouble), k.grad().to(at::kDouble),
+                                   v.grad().to(at::kDouble)};
+  };
+  const auto want = run(true, at::kDouble), got = run(false, at::kBFloat16);
+  for (std::size_t i = 0; i < want.size(); ++i) EXPECT_LT(rel_error(got[i], want[i]), 0.05) << "output, dq, dk, dv: " << i;
+}
+
 TEST(AttentionRetention, ThreeFormsAgreeInFloat32) {
   at::manual_seed(41);
   const auto in = random_qkv(2, 3, 200, 16);
