@@ -91,7 +91,6 @@ struct RecurrentRetention : public torch::autograd::Function<RecurrentRetention>
   }
 };
 
-
 // The state entering each chunk of the chunkwise form from each chunk's contribution kv
 // [B, H, nc, d, dv]: states[0] = 0, states[c + 1] = states[c] * decay + kv[c] (decay [H],
 // gamma^C, a constant). As one function with one node: written as nc steps of autograd ops
@@ -116,8 +115,9 @@ struct ChunkStateScan : public torch::autograd::Function<ChunkStateScan> {
           std::fill(os + first * block, os + (first + 1) * block, scalar_t(0));
           for (std::int64_t step = 1; step < nc; ++step) {
             const std::int64_t c = reverse ? nc - 1 - step : step, from = reverse ? c + 1 : c - 1;
+            // Both directions read the neighbour they come from, in the state and in x.
             const scalar_t* prev = os + from * block;
-            const scalar_t* add = xs + (reverse ? c + 1 : c - 1) * block;
+            const scalar_t* add = xs + from * block;
             scalar_t* o = os + c * block;
             if (reverse)
               for (std::int64_t i = 0; i < block; ++i) o[i] = add[i] + gamma * prev[i];
@@ -137,7 +137,7 @@ struct ChunkStateScan : public torch::autograd::Function<ChunkStateScan> {
       const std::int64_t c = reverse ? nc - 1 - step : step, from = reverse ? c + 1 : c - 1;
       at::Tensor o = out.select(2, c);
       at::mul_out(o, out.select(2, from), g);
-      o.add_(x.select(2, reverse ? c + 1 : c - 1));
+      o.add_(x.select(2, from));
     }
     return out;
   }

@@ -79,24 +79,17 @@ LRB_INLINE void backward_head(const BandHead<T>& a, const T* __restrict g, T* __
   }
 }
 
-// Compiled for AVX2 and the baseline x86-64, chosen when the program loads.
-LRB_VECTOR_CLONES void forward_head_f32(const BandHead<float>& a, float* out) { forward_head(a, out); }
-LRB_VECTOR_CLONES void forward_head_f64(const BandHead<double>& a, double* out) { forward_head(a, out); }
-LRB_VECTOR_CLONES void backward_head_f32(const BandHead<float>& a, const float* g, float* dq, float* dk, float* dv,
+// Compiled for AVX2 and the baseline x86-64, chosen when the program loads; one overload
+// per element type (a clone cannot be a template).
+LRB_VECTOR_CLONES void forward_head_any(const BandHead<float>& a, float* out) { forward_head(a, out); }
+LRB_VECTOR_CLONES void forward_head_any(const BandHead<double>& a, double* out) { forward_head(a, out); }
+LRB_VECTOR_CLONES void backward_head_any(const BandHead<float>& a, const float* g, float* dq, float* dk, float* dv,
                                          float* dc) {
   backward_head(a, g, dq, dk, dv, dc);
 }
-LRB_VECTOR_CLONES void backward_head_f64(const BandHead<double>& a, const double* g, double* dq, double* dk,
+LRB_VECTOR_CLONES void backward_head_any(const BandHead<double>& a, const double* g, double* dq, double* dk,
                                          double* dv, double* dc) {
   backward_head(a, g, dq, dk, dv, dc);
-}
-void forward_head_any(const BandHead<float>& a, float* out) { forward_head_f32(a, out); }
-void forward_head_any(const BandHead<double>& a, double* out) { forward_head_f64(a, out); }
-void backward_head_any(const BandHead<float>& a, const float* g, float* dq, float* dk, float* dv, float* dc) {
-  backward_head_f32(a, g, dq, dk, dv, dc);
-}
-void backward_head_any(const BandHead<double>& a, const double* g, double* dq, double* dk, double* dv, double* dc) {
-  backward_head_f64(a, g, dq, dk, dv, dc);
 }
 
 // Operands as the loops read them: contiguous, c one row of w per head.
