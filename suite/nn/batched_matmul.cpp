@@ -146,8 +146,16 @@ at::Tensor blas_product(const at::Tensor& a_in, const at::Tensor& b_in) {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// Whether x is a transposed view: its columns' elements adjacent, its rows' strided.
+bool transposed_layout(const at::Tensor& x) {
+  return x.size(-1) > 1 && x.size(-2) > 1 && x.stride(-2) == 1 && x.stride(-1) != 1;
+}
+
 // The gradients of a broadcast product, as at::matmul's: dA = dC B^T and dB = A^T dC, summed
-// over the batch dimensions an operand was broadcast along.
+// over the batch dimensions an operand was broadcast along. A gradient comes in its operand's
+// layout (as LibTorch's mm backward does): for a transposed view A = X^T the product computes
+// dA^T = B dC^T, so X's gradient is contiguous; dC B^T would reach X as a transposed view,
+// and whatever adds or copies it next pays a strided pass over N x d elements.
 struct BatchedMatmulFunction : public torch::autograd::Function<BatchedMatmulFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& a, const at::Tensor& b) {
     ctx->save_for_backward({a, b});
@@ -158,8 +166,14 @@ struct BatchedMatmulFunction : public torch::autograd::Function<BatchedMatmulFun
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &a = saved[0], &b = saved[1], &grad = grads[0];
     at::Tensor da, db;
-    if (ctx->needs_input_grad(0)) da = batched_matmul(grad, b.transpose(-2, -1)).sum_to_size(a.sizes());
-    if (ctx->needs_input_grad(1)) db = batched_matmul(a.transpose(-2, -1), grad).sum_to_size(b.sizes());
+    if (ctx->needs_input_grad(0))
+      da = (transposed_layout(a) ? batched_matmul(b, grad.transpose(-2, -1)).transpose(-2, -1)
+                                 : batched_matmul(grad, b.transpose(-2, -1)))
+               .sum_to_size(a.sizes());
+    if (ctx->needs_input_grad(1))
+      db = (transposed_layout(b) ? batched_matmul(grad.transpose(-2, -1), a).transpose(-2, -1)
+                                 : batched_matmul(a.transpose(-2, -1), grad))
+               .sum_to_size(b.sizes());
     return {da, db};
   }
 };

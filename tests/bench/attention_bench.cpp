@@ -31,6 +31,7 @@
 #include "suite/nn/attention/sliding_window.h"
 #include "suite/nn/attention/softmax.h"
 #include "suite/nn/attention/tala.h"
+#include "suite/nn/attention/tala_band.h"
 #include "suite/runtime/counting_allocator.h"
 
 namespace lrb {
@@ -162,7 +163,7 @@ void TalaChunkwise(benchmark::State& s) {
   // nearest keys weighted by g(delta) - g(w). Useful: retention's chunkwise count plus the
   // band's pairs (0 <= n - m < w: N·w − w(w−1)/2), which the bias gives weights of their own.
   const std::int64_t w = 8;
-  const double n = static_cast<double>(s.range(0)), c = 64, wd = static_cast<double>(w);
+  const double n = static_cast<double>(s.range(0)), c = 64;
   TalaOptions o;
   o.form = TalaForm::Chunkwise;
   o.bias = TalaBias::Relative;
@@ -170,7 +171,8 @@ void TalaChunkwise(benchmark::State& s) {
   const at::Tensor bias = tala_random_bias(TalaBias::Relative, kH, s.range(0), w, 0.5, 0);
   run(s, [&](auto& q, auto& k, auto& v) { return tala(o, q, k, v, {}, {}, bias); },
       tala_score_elements(o, kB, kH, s.range(0), w, /*fused_band=*/true),
-      pair_flops(n * (c + 1) / 2 + n * wd - wd * (wd - 1) / 2) + 12.0 * n * kD * kD * kB * kH);
+      pair_flops(n * (c + 1) / 2 + static_cast<double>(tala_band_fused_score_elements(1, 1, s.range(0), w))) +
+          12.0 * n * kD * kD * kB * kH);
 }
 
 // The reference every kernel's FLOP rate is a share of: a float32 n×n by n×n product on the

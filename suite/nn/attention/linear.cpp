@@ -7,6 +7,7 @@
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
+#include "suite/nn/attention/linear_fused.h"
 #include "suite/nn/batched_matmul.h"
 
 namespace lrb {
@@ -14,7 +15,7 @@ namespace {
 
 at::Tensor feature(const at::Tensor& x, FeatureMap f) {
   switch (f) {
-    case FeatureMap::EluPlusOne: return at::elu(x) + 1;
+    case FeatureMap::EluPlusOne: return linear_fused_applies(x) ? elu_plus_one(x) : at::elu(x) + 1;
     case FeatureMap::Relu: return at::relu(x);
     case FeatureMap::Softplus: return at::softplus(x);
   }
@@ -90,11 +91,16 @@ at::Tensor linear_attention(const at::Tensor& q, const at::Tensor& k, const at::
   at::Tensor fk = feature(k_in, options.feature_map);
   if (keep.defined()) fk = fk * keep.view({B, 1, Nk, 1}).to(fk.scalar_type());
   const at::Tensor kv = batched_matmul(fk.transpose(-2, -1), v);  // [B, H, d, dv]: the d x d state
-  const at::Tensor num = batched_matmul(fq, kv);
   if (has_row_normaliser(options.normalization)) {
     const at::Tensor z = fk.sum(2).unsqueeze(-1);  // [B, H, d, 1]: Z' without an N x N matrix
-    return num / (batched_matmul(fq, z) + options.eps);
+    if (linear_fused_applies(fq)) {
+      // Z' as one more column of the state: one product gives each query's numerator and Z'_i.
+      const at::Tensor numden = batched_matmul(fq, at::cat({kv, z}, -1));
+      return divide_by_last_column(numden, options.eps);
+    }
+    return batched_matmul(fq, kv) / (batched_matmul(fq, z) + options.eps);
   }
+  const at::Tensor num = batched_matmul(fq, kv);
   return tau_of_batch.defined() ? num / tau_of_batch : num / options.tau;
 }
 

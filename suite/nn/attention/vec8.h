@@ -1,9 +1,9 @@
 #pragma once
 // The vector helpers of the fused CPU kernels for heads of 8 (small_head_softmax.cpp,
-// blocked_small_head.cpp), on the 8-float vector of suite/nn/vector8.h. Each kernel is
-// compiled twice, for AVX2 + FMA and for the baseline (LRB_VEC8_DISPATCH), and the first is
-// taken where avx2_fma_code() says so (a feature test: GCC's target_clones("arch=...") would
-// test the CPU model instead). Include only from those files: they are compiled with -O3
+// blocked_small_head.cpp) and of linear attention's fused passes (linear_fused.cpp), on the
+// 8-float vector of suite/nn/vector8.h. Each kernel is compiled twice, for AVX2 + FMA and for
+// the baseline (LRB_VEC8_DISPATCH), and the first is taken where avx2_fma_code() says so (a
+// feature test: GCC's target_clones("arch=...") would test the CPU model instead). Include only from those files: they are compiled with -O3
 // -ffp-contract=fast (suite/CMakeLists.txt), so that a*b+c becomes one FMA.
 #include <cstdint>
 #include <cstring>

@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/linear.h"
+#include "suite/nn/attention/linear_fused.h"
 
 namespace lrb {
 namespace {
@@ -135,6 +138,116 @@ TEST(AttentionLinear, TauOnTheInputsIsATemperature) {
   // row has no tau to set.
   row.tau = 2.0;
   EXPECT_THROW(linear_attention(in.q, in.k, in.v, row), UserError);
+}
+
+// Linear attention through the fused passes (linear_fused.h) and through LibTorch's
+// composition: outputs and the gradients of q, k and v, in float64 and float32 (against the
+// composition in float64), every reading and feature map, with and without masked keys, at
+// lengths below, at and past the passes' 8-float steps, head sizes off those steps, and a q
+// that is a strided view.
+TEST(AttentionLinear, FusedPassesMatchLibTorchsComposition) {
+  at::manual_seed(34);
+  struct Result {
+    at::Tensor out, dq, dk, dv;
+  };
+  const auto run_linear = [](const LinearAttentionOptions& o, const Qkv& in, const at::Tensor& mask,
+                             const at::Tensor& upstream, at::ScalarType type, bool general, bool strided_q) {
+    const bool was = linear_attention_use_general_path(general);
+    // Copies: a .to() of the same type would return the caller's tensor itself.
+    at::Tensor q = strided_q ? in.q.transpose(2, 3).contiguous().to(type).transpose(2, 3) : in.q.to(type).clone();
+    q = q.detach().requires_grad_(true);
+    const at::Tensor k = in.k.to(type).clone().requires_grad_(true), v = in.v.to(type).clone().requires_grad_(true);
+    const at::Tensor out = linear_attention(q, k, v, o, mask);
+    out.backward(upstream.to(type));
+    linear_attention_use_general_path(was);
+    return Result{out.detach().to(at::kDouble), q.grad().to(at::kDouble), k.grad().to(at::kDouble),
+                  v.grad().to(at::kDouble)};
+  };
+  for (const std::int64_t N : {1, 7, 8, 41})
+    for (const std::int64_t d : {3, 12})
+      for (const bool masked : {false, true})
+        for (const auto f : {FeatureMap::EluPlusOne, FeatureMap::Relu})
+          for (const auto n : kReadings) {
+            SCOPED_TRACE(std::string(feature_map_name(f)) + " " + linear_normalization_name(n) + " N " +
+                         std::to_string(N) + " d " + std::to_string(d) + (masked ? " masked" : ""));
+            LinearAttentionOptions o;
+            o.feature_map = f;
+            o.normalization = n;
+            const double shift = f == FeatureMap::Relu ? 0.5 : 0.0;  // as above: rows well above eps
+            auto in = random_qkv(2, 2, N, d);
+            in.q = in.q + shift;
+            in.k = in.k + shift;
+            const at::Tensor mask = masked ? length_mask({N, (N + 1) / 2}, N) : at::Tensor();
+            const at::Tensor upstream = at::randn({2, 2, N, d}, at::kDouble);
+            const Result want = run_linear(o, in, mask, upstream, at::kDouble, true, false);
+            for (const auto type : {at::kDouble, at::kFloat}) {
+              const Result got = run_linear(o, in, mask, upstream, type, false, N > 1);
+              const double tolerance = type == at::kDouble ? 1e-12 : 2e-5;
+              EXPECT_LT(rel_error(got.out, want.out), tolerance) << "output, " << at::toString(type);
+              EXPECT_LT(rel_error(got.dv, want.dv), tolerance) << "grad v, " << at::toString(type);
+              if (N == 1 && has_row_normaliser(n)) {
+                // One key under Z': the output is v itself but for eps, so the gradients of q
+                // and k are eps-sized and their relative error is rounding over rounding.
+                EXPECT_LT(max_abs_diff(got.dq, want.dq), tolerance) << "grad q, " << at::toString(type);
+                EXPECT_LT(max_abs_diff(got.dk, want.dk), tolerance) << "grad k, " << at::toString(type);
+                continue;
+              }
+              EXPECT_LT(rel_error(got.dq, want.dq), tolerance) << "grad q, " << at::toString(type);
+              EXPECT_LT(rel_error(got.dk, want.dk), tolerance) << "grad k, " << at::toString(type);
+            }
+          }
+}
+
+// psi = elu + 1 through the fused pass, in float32, value and derivative, against exp(x) below
+// 0 and x + 1 above in float64 (not against LibTorch's float32 elu + 1, which cancels: it is 0
+// below about -17, where exp(x) is 4e-8): random values across the range at lengths around
+// the 8-float steps, and the edges: infinities, signed zeros, and the exponents where exp
+// leaves float's normal range (the pass gives 0 below -87, where exp is under 1.7e-38).
+TEST(AttentionLinear, EluPlusOneIsExpBelowZeroAndXPlusOneAbove) {
+  at::manual_seed(35);
+  const float inf = std::numeric_limits<float>::infinity(), tiny = std::numeric_limits<float>::min();
+  const std::vector<float> edges = {-inf, -1000.0f, -88.0f, -87.5f, -87.0f, -86.9f, -20.0f, -1e-8f, -0.0f, 0.0f,
+                                    1e-8f, 0.5f, 3.0f, 1e30f, inf};
+  std::vector<at::Tensor> inputs = {at::tensor(edges)};
+  for (const std::int64_t n : {1, 7, 8, 9, 17, 1000}) inputs.push_back(at::randn({n}) * 10);
+  for (const at::Tensor& values : inputs) {
+    const at::Tensor x = values.clone().requires_grad_(true);
+    const at::Tensor y = elu_plus_one(x);
+    const at::Tensor g = at::randn(values.sizes());
+    y.backward(g);
+    const at::Tensor xd = values.to(at::kDouble);
+    const at::Tensor want = at::where(xd.gt(0), xd + 1, xd.exp());
+    const at::Tensor want_grad = g.to(at::kDouble) * at::where(xd.gt(0), at::ones_like(xd), xd.exp());
+    const at::Tensor normal = want.ge(tiny) & want.isfinite();
+    const auto relative = [&](const at::Tensor& got, const at::Tensor& ref) {
+      const at::Tensor e = (got.to(at::kDouble) - ref).abs() / ref.abs().clamp_min(tiny);
+      return e.masked_select(normal).max().item<double>();
+    };
+    EXPECT_LT(relative(y.detach(), want), 4e-7) << values;
+    EXPECT_LT(relative(x.grad(), want_grad), 4e-7) << values;
+    const at::Tensor under = normal.logical_not() & want.isfinite();
+    if (under.any().item<bool>()) {
+      EXPECT_LE((y.detach().to(at::kDouble) - want).masked_select(under).abs().max().item<double>(), tiny);
+    }
+    EXPECT_TRUE(y.detach().masked_select(want.isinf()).isinf().all().item<bool>());
+  }
+  // NaN stays NaN, forward and backward.
+  const at::Tensor nan = at::full({9}, std::numeric_limits<float>::quiet_NaN()).requires_grad_(true);
+  const at::Tensor y = elu_plus_one(nan);
+  y.backward(at::ones({9}));
+  EXPECT_TRUE(y.detach().isnan().all().item<bool>());
+  EXPECT_TRUE(nan.grad().isnan().all().item<bool>());
+}
+
+TEST(AttentionLinear, FusedPassesTakeCpuFloatsOutsideAutocast) {
+  const at::Tensor x = at::zeros({1, 1, 4, 2});
+  EXPECT_TRUE(linear_fused_applies(x));
+  EXPECT_TRUE(linear_fused_applies(x.to(at::kDouble)));
+  EXPECT_FALSE(linear_fused_applies(x.to(at::kBFloat16)));
+  EXPECT_FALSE(linear_fused_applies(at::Tensor()));
+  const bool was = linear_attention_use_general_path(true);
+  EXPECT_FALSE(linear_fused_applies(x));
+  linear_attention_use_general_path(was);
 }
 
 TEST(AttentionLinear, FlopsCountTheNormaliserAndTheScaling) {

@@ -82,6 +82,28 @@ TEST(BatchedMatmul, ValuesAndGradientsMatchAtMatmulOnEveryLayout) {
   }
 }
 
+// A gradient comes in its operand's layout: for an operand that is a transposed view of a
+// leaf (psi(K)^T in linear attention, K^T in q K^T), the leaf's gradient is contiguous, as
+// LibTorch's mm gives it, so nothing after the product pays a strided pass.
+TEST(BatchedMatmul, GradientsOfTransposedOperandsReachTheirLeavesContiguous) {
+  at::manual_seed(9);
+  for (const auto type : {at::kFloat, at::kDouble}) {
+    const at::Tensor a = at::randn({2, 3, 7, 5}, type).requires_grad_(true);
+    const at::Tensor b = at::randn({2, 3, 6, 7}, type).requires_grad_(true);
+    const at::Tensor out = batched_matmul(a.transpose(-2, -1), b.transpose(-2, -1));
+    const auto g = torch::autograd::grad({out.pow(2).sum()}, {a, b});
+    EXPECT_TRUE(g[0].is_contiguous()) << at::toString(type);
+    EXPECT_TRUE(g[1].is_contiguous()) << at::toString(type);
+    const at::Tensor ad = a.detach().to(at::kDouble).requires_grad_(true);
+    const at::Tensor bd = b.detach().to(at::kDouble).requires_grad_(true);
+    const auto want = torch::autograd::grad({at::matmul(ad.transpose(-2, -1), bd.transpose(-2, -1)).pow(2).sum()},
+                                            {ad, bd});
+    const double tolerance = type == at::kDouble ? 1e-12 : 1e-4;
+    EXPECT_LT(test::max_abs_diff(g[0].to(at::kDouble), want[0]), tolerance);
+    EXPECT_LT(test::max_abs_diff(g[1].to(at::kDouble), want[1]), tolerance);
+  }
+}
+
 TEST(BatchedMatmul, SecondDerivativesMatchAtMatmul) {
   at::manual_seed(8);
   const at::Tensor a = make_leaf({2, 3, 4}), b = make_leaf({1, 4, 5});
