@@ -10,6 +10,8 @@
 #include <optional>
 #include <vector>
 
+#include "suite/core/errors.h"
+
 namespace lrb {
 namespace {
 
@@ -85,33 +87,39 @@ bool on_fast_path(const at::Tensor& a, const at::Tensor& b) {
   return fits_int(a.size(-2)) && fits_int(a.size(-1)) && fits_int(b.size(-1));
 }
 
+// out = a b + beta out, one matrix after another in batch order (so out's matrices may
+// overlap: each product adds to what the previous ones left). a, b and out are expanded to
+// the same batch shape; out's rows are contiguous (BLAS's leading dimension is its row stride).
 template <typename T>
-void gemm_each(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+void gemm_each(const at::Tensor& a, const at::Tensor& b, at::Tensor& out, T beta) {
   const std::int64_t m = a.size(-2), k = a.size(-1), n = b.size(-1), batch_dims = out.dim() - 2;
   const BlasOperand oa = *operand_of(a), ob = *operand_of(b);
   // Row-major C = A B is column-major C^T = B^T A^T: b is BLAS's first operand.
   const int im = static_cast<int>(n), in = static_cast<int>(m), ik = static_cast<int>(k);
-  const int lda = static_cast<int>(ob.ld), ldb = static_cast<int>(oa.ld), ldc = static_cast<int>(n);
-  const T one = 1, zero = 0;
+  const int lda = static_cast<int>(ob.ld), ldb = static_cast<int>(oa.ld);
+  const int ldc = static_cast<int>(m == 1 ? std::max<std::int64_t>(1, n) : out.stride(-2));
+  const T one = 1;
   const GemmFn<T> gemm = gemm_for<T>();
   const T* pa = a.data_ptr<T>();
   const T* pb = b.data_ptr<T>();
   T* pc = out.data_ptr<T>();
   std::vector<std::int64_t> index(static_cast<std::size_t>(batch_dims), 0);
   const std::int64_t count = out.numel() / (m * n);
-  std::int64_t offset_a = 0, offset_b = 0;
+  std::int64_t offset_a = 0, offset_b = 0, offset_c = 0;
   for (std::int64_t i = 0; i < count; ++i) {
-    gemm(&ob.trans, &oa.trans, &im, &in, &ik, &one, pb + offset_b, &lda, pa + offset_a, &ldb, &zero,
-         pc + i * m * n, &ldc);
+    gemm(&ob.trans, &oa.trans, &im, &in, &ik, &one, pb + offset_b, &lda, pa + offset_a, &ldb, &beta, pc + offset_c,
+         &ldc);
     // The next batch index, innermost first; a and b were expanded, so a broadcast dimension
     // has stride 0 and its matrix is reused, not copied.
     for (std::int64_t d = batch_dims - 1; d >= 0; --d) {
       const auto du = static_cast<std::size_t>(d);
       offset_a += a.stride(d);
       offset_b += b.stride(d);
+      offset_c += out.stride(d);
       if (++index[du] < out.size(d)) break;
       offset_a -= a.stride(d) * out.size(d);
       offset_b -= b.stride(d) * out.size(d);
+      offset_c -= out.stride(d) * out.size(d);
       index[du] = 0;
     }
   }
@@ -137,9 +145,9 @@ at::Tensor blas_product(const at::Tensor& a_in, const at::Tensor& b_in) {
   if (a.size(-1) == 0) return out.zero_();
   const at::Tensor ae = a.expand(shape_a), be = b.expand(shape_b);
   if (a.scalar_type() == at::kFloat)
-    gemm_each<float>(ae, be, out);
+    gemm_each<float>(ae, be, out, 0.0f);
   else
-    gemm_each<double>(ae, be, out);
+    gemm_each<double>(ae, be, out, 0.0);
   return out;
 }
 
@@ -186,6 +194,34 @@ at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b) {
   if (at::GradMode::is_enabled() && (a.requires_grad() || b.requires_grad()))
     return BatchedMatmulFunction::apply(a, b);
   return blas_product(a, b);
+}
+
+bool batched_matmul_accumulate_applies(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  if (!on_fast_path(a, b) || !out.defined() || !out.device().is_cpu() || out.layout() != at::kStrided ||
+      out.scalar_type() != a.scalar_type() || out.dim() != a.dim() || out.is_neg())
+    return false;
+  for (std::int64_t i = 0; i + 2 < out.dim(); ++i)
+    if (out.size(i) != std::max(a.size(i), b.size(i))) return false;  // out is never broadcast
+  if (out.size(-2) != a.size(-2) || out.size(-1) != b.size(-1)) return false;
+  // Rows contiguous, one after another at a stride BLAS can take.
+  return (out.size(-1) == 1 || out.stride(-1) == 1) &&
+         (out.size(-2) == 1 || (out.stride(-2) >= out.size(-1) && fits_int(out.stride(-2))));
+}
+
+void batched_matmul_accumulate(at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in) {
+  LRB_CHECK(batched_matmul_accumulate_applies(out, a_in, b_in), "batched_matmul_accumulate: operands outside its path");
+  LRB_CHECK(!at::GradMode::is_enabled() || !(out.requires_grad() || a_in.requires_grad() || b_in.requires_grad()),
+            "batched_matmul_accumulate is not differentiable");
+  RECORD_FUNCTION("lrb::batched_matmul_accumulate", std::vector<c10::IValue>({out, a_in, b_in}));
+  if (out.numel() == 0 || a_in.size(-1) == 0) return;
+  const at::Tensor a = readable_by_blas(a_in), b = readable_by_blas(b_in);
+  std::vector<std::int64_t> shape_a = out.sizes().vec(), shape_b = out.sizes().vec();
+  shape_a[shape_a.size() - 1] = a.size(-1);
+  shape_b[shape_b.size() - 2] = b.size(-2);
+  if (a.scalar_type() == at::kFloat)
+    gemm_each<float>(a.expand(shape_a), b.expand(shape_b), out, 1.0f);
+  else
+    gemm_each<double>(a.expand(shape_a), b.expand(shape_b), out, 1.0);
 }
 
 bool cpu_autocast_active() {

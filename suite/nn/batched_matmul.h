@@ -18,6 +18,14 @@ namespace lrb {
 // bf16, a LibTorch with its BLAS linked in privately) it is at::matmul.
 at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b);
 
+// out += a @ b without a temporary: BLAS adds each product into out's matrix (beta = 1), one
+// matrix after another in batch order, so out's matrices may overlap (a sliding window's
+// key gradients: each window adds to rows the previous one reached). out has the broadcast
+// batch shape of a and b and contiguous rows. Not differentiable. Only where
+// batched_matmul_accumulate_applies (the CPU fast path); elsewhere add a product yourself.
+bool batched_matmul_accumulate_applies(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b);
+void batched_matmul_accumulate(at::Tensor& out, const at::Tensor& a, const at::Tensor& b);
+
 // Whether this process has the BLAS the fast path calls (tests assert it where Debian's
 // LibTorch is used; `lrbench doctor` could say so).
 bool batched_matmul_has_blas();

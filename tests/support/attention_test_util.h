@@ -11,6 +11,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace lrb::test {
 
@@ -50,6 +51,30 @@ inline Outputs run(const Kernel& fn, const at::Tensor& q, const at::Tensor& k, c
   const at::Tensor out = fn(qq, kk, vv);
   out.backward(upstream.to(device, dtype));
   return {out.detach().cpu(), qq.grad().cpu(), kk.grad().cpu(), vv.grad().cpu()};
+}
+
+// A kernel with a fast path and a switch to its general one (`use_general_path(true)` takes
+// the general path and returns the switch's previous value): `fn` on leaf copies of `inputs`
+// in `type` (the first, q, as a strided view when `strided_first`), back-propagating
+// `upstream`. Returns the output and each input's gradient, in that order, in float64.
+inline std::vector<at::Tensor> run_on_path(const std::function<bool(bool)>& use_general_path, bool general,
+                                           const std::vector<at::Tensor>& inputs,
+                                           const std::function<at::Tensor(const std::vector<at::Tensor>&)>& fn,
+                                           const at::Tensor& upstream, at::ScalarType type, bool strided_first) {
+  const bool was = use_general_path(general);
+  std::vector<at::Tensor> leaves;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    // Copies: a .to() of the same type would return the caller's tensor itself.
+    at::Tensor x = i == 0 && strided_first ? inputs[i].transpose(-2, -1).contiguous().to(type).transpose(-2, -1)
+                                           : inputs[i].to(type).clone();
+    leaves.push_back(x.detach().requires_grad_(true));
+  }
+  const at::Tensor out = fn(leaves);
+  out.backward(upstream.to(type));
+  use_general_path(was);
+  std::vector<at::Tensor> result{out.detach().to(at::kDouble)};
+  for (const at::Tensor& x : leaves) result.push_back(x.grad().to(at::kDouble));
+  return result;
 }
 
 // Dense attention over an explicit pattern in whatever dtype the inputs have: allowed is a

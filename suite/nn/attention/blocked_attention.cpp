@@ -9,6 +9,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/nn/attention/blocked_small_head.h"
+#include "suite/nn/attention/softmax_rows.h"
 #include "suite/nn/batched_matmul.h"
 
 namespace lrb {
@@ -35,6 +36,7 @@ class DenseLayout final : public KeyLayout {
   void scatter_add(at::Tensor& dsrc, const at::Tensor& grad, std::int64_t, std::int64_t) const override {
     dsrc.add_(grad.squeeze(2));
   }
+  at::Tensor gradient_view(at::Tensor& dsrc, std::int64_t, std::int64_t) const override { return dsrc.unsqueeze(2); }
   at::Tensor drop_mask(std::int64_t, std::int64_t) const override { return drop_; }
   at::Tensor bias(std::int64_t, std::int64_t) const override { return bias_; }
 
@@ -43,15 +45,54 @@ class DenseLayout final : public KeyLayout {
   at::Tensor drop_, bias_;
 };
 
-// Scores of blocks [j0, j0+n): qs [B, H, nb, bq, d] already scaled.
-at::Tensor group_scores(const KeyLayout& layout, const at::Tensor& qs, const at::Tensor& kg, std::int64_t j0,
-                        std::int64_t n) {
-  at::Tensor s = batched_matmul(qs.narrow(2, j0, n), kg.transpose(-2, -1));
+// The bias added to a group's scores s [B, H, n, block, slots] and -inf where dropped.
+void add_offsets(const KeyLayout& layout, at::Tensor& s, std::int64_t j0, std::int64_t n) {
   const at::Tensor bias = layout.bias(j0, n);
   if (bias.defined()) s.add_(bias);
   const at::Tensor drop = layout.drop_mask(j0, n);
   if (drop.defined()) s.masked_fill_(drop, -kInf);
-  return s;
+}
+
+// A group's scores s (q k^T, scaled) become its probabilities in place; lse_g gets each
+// row's log-sum-exp (+inf for a row with every key dropped, whose probabilities are zeros).
+void softmax_in_place(const KeyLayout& layout, at::Tensor& s, std::int64_t j0, std::int64_t n, at::Tensor lse_g) {
+  if (softmax_rows_fused_applies(s))
+    return softmax_rows_forward(s, layout.bias(j0, n), layout.drop_mask(j0, n), lse_g);
+  add_offsets(layout, s, j0, n);
+  at::Tensor m = s.amax(-1, /*keepdim=*/true);
+  m.masked_fill_(m.eq(-kInf), 0);  // rows with every key dropped
+  s.sub_(m).exp_();
+  at::Tensor l = s.sum(-1, /*keepdim=*/true);
+  const at::Tensor dead = l.eq(0);
+  s.div_(l.masked_fill(dead, 1));
+  // +inf makes the backward's exp(s - lse) vanish on dead rows.
+  lse_g.copy_(m.add_(l.log_()).masked_fill_(dead, kInf));
+}
+
+// The backward's probabilities from a group's scores s and the forward's lse, in place.
+void probabilities_again(const KeyLayout& layout, at::Tensor& s, std::int64_t j0, std::int64_t n,
+                         const at::Tensor& lse_g) {
+  if (softmax_rows_fused_applies(s))
+    return softmax_rows_recompute(s, layout.bias(j0, n), layout.drop_mask(j0, n), lse_g);
+  add_offsets(layout, s, j0, n);
+  s.sub_(lse_g).exp_();
+}
+
+// dsrc += the key gradients a b of blocks [j0, j0 + n): added by BLAS into the layout's view of
+// dsrc where it has one and the CPU product takes it (no temporary, no separate add pass),
+// else a product scattered.
+void add_key_gradients(const KeyLayout& layout, at::Tensor& dsrc, std::int64_t j0, std::int64_t n,
+                       const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor view = layout.gradient_view(dsrc, j0, n);
+  if (view.defined() && batched_matmul_accumulate_applies(view, a, b)) return batched_matmul_accumulate(view, a, b);
+  layout.scatter_add(dsrc, batched_matmul(a, b), j0, n);
+}
+
+// The scores' gradient from the probabilities' gradient ds and p, in place: (ds - delta) * p.
+void score_gradient(at::Tensor& ds, const at::Tensor& p, const at::Tensor& delta_g) {
+  if (softmax_rows_fused_applies(ds) && softmax_rows_fused_applies(p))
+    return softmax_rows_score_gradient(ds, p, delta_g);
+  ds.sub_(delta_g).mul_(p);
 }
 
 // The group's additive score offsets for the fused path: the bias, -inf where dropped;
@@ -88,16 +129,9 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
                                    group_offsets(*layout, j0, n), out_g, lse_g);
         continue;
       }
-      at::Tensor p = group_scores(*layout, qs, layout->gather(k, j0, n), j0, n);
-      at::Tensor m = p.amax(-1, /*keepdim=*/true);
-      m.masked_fill_(m.eq(-kInf), 0);  // rows with every key dropped
-      p.sub_(m).exp_();
-      at::Tensor l = p.sum(-1, /*keepdim=*/true);
-      const at::Tensor dead = l.eq(0);
-      p.div_(l.masked_fill(dead, 1));
+      at::Tensor p = batched_matmul(qs.narrow(2, j0, n), layout->gather(k, j0, n).transpose(-2, -1));
+      softmax_in_place(*layout, p, j0, n, lse5.narrow(2, j0, n));
       out5.narrow(2, j0, n).copy_(batched_matmul(p, layout->gather(v, j0, n)));
-      // +inf makes the backward's exp(s - lse) vanish on dead rows.
-      lse5.narrow(2, j0, n).copy_(m.add_(l.log_()).masked_fill_(dead, kInf));
     }
     ctx->save_for_backward({qs, k, v, out, lse});
     ctx->saved_data["layout"] = at::IValue::make_capsule(layout);
@@ -138,14 +172,14 @@ struct BlockedAttentionFunction : public torch::autograd::Function<BlockedAttent
         layout->scatter_add(dk, dkg, j0, n);
         continue;
       }
-      at::Tensor p = group_scores(*layout, qs, kg, j0, n);
-      p.sub_(lse5.narrow(2, j0, n)).exp_();
+      at::Tensor p = batched_matmul(qs.narrow(2, j0, n), kg.transpose(-2, -1));
+      probabilities_again(*layout, p, j0, n, lse5.narrow(2, j0, n));
       const at::Tensor dog = dout.narrow(2, j0, n);
-      layout->scatter_add(dvs, batched_matmul(p.transpose(-2, -1), dog), j0, n);
+      add_key_gradients(*layout, dvs, j0, n, p.transpose(-2, -1), dog);
       at::Tensor ds = batched_matmul(dog, vg.transpose(-2, -1));
-      ds.sub_(delta.narrow(2, j0, n)).mul_(p);
+      score_gradient(ds, p, delta.narrow(2, j0, n));
       dq5.narrow(2, j0, n).copy_(batched_matmul(ds, kg).mul_(scale));
-      layout->scatter_add(dk, batched_matmul(ds.transpose(-2, -1), qs.narrow(2, j0, n)), j0, n);
+      add_key_gradients(*layout, dk, j0, n, ds.transpose(-2, -1), qs.narrow(2, j0, n));
     }
     return {dq, dk, dvs, at::Tensor(), at::Tensor(), at::Tensor()};
   }

@@ -7,8 +7,12 @@
 // whole pattern (or O(N^2) for chunked softmax) again. Here the forward keeps only the
 // output and one log-sum-exp per query; the backward recomputes each group's scores
 // (flash-attention style). Peak memory: O(N*d) plus one group's working set, which
-// `max_score_elements` caps (one block per group at least). Only LibTorch ops are used, so
-// the same code runs on any device. Double backward is not supported.
+// `max_score_elements` caps (one block per group at least). Around the products, LibTorch's
+// ops run on any device; on the CPU in float32 the softmax's row passes run fused
+// (softmax_rows.h), and for heads of 8 a whole group (blocked_small_head.h). Where a layout's
+// keys are a view of the source (KeyLayout::gradient_view), BLAS adds their gradients into
+// the source's (batched_matmul_accumulate) instead of a product and a scatter. Double
+// backward is not supported.
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 
@@ -32,6 +36,12 @@ class KeyLayout : public torch::CustomClassHolder {
   // Adds `grad` [B, H, n, slots, d] (the gradient of gather's result) into dsrc, which is a
   // contiguous zero-initialised tensor shaped like the source.
   virtual void scatter_add(at::Tensor& dsrc, const at::Tensor& grad, std::int64_t j0, std::int64_t n) const = 0;
+  // Where the backward may add the group's key gradients [B, H, n, slots, d] directly: a view
+  // of dsrc that reads as gather's result reads the source (its matrices may overlap), or
+  // undefined where gather copies (then they go through scatter_add).
+  virtual at::Tensor gradient_view(at::Tensor& /*dsrc*/, std::int64_t /*j0*/, std::int64_t /*n*/) const {
+    return {};
+  }
   // Scores to drop (true = drop), broadcastable to [B, H, n, block, slots]; undefined: none.
   virtual at::Tensor drop_mask(std::int64_t j0, std::int64_t n) const = 0;
   // Additive logit bias broadcastable to [B, H, n, block, slots]; undefined: none. Not

@@ -35,9 +35,11 @@ class SlidingWindowLayout final : public KeyLayout {
   std::int64_t slots() const override { return L_ + g_; }
 
   at::Tensor gather(const at::Tensor& src, std::int64_t j0, std::int64_t n) const override {
-    // unfold is a view of overlapping windows; one copy materialises the group's keys.
+    // unfold is a view of overlapping windows: block j's window is the L x d matrix at row
+    // j*b of the source, which the products read in place (batched_matmul takes any batch
+    // strides), so without globals the group's keys are not copied.
     const at::Tensor win = src.unfold(2, L_, b_).narrow(2, j0, n).transpose(-1, -2);
-    if (g_ == 0) return win.contiguous();
+    if (g_ == 0) return win;
     const std::int64_t B = src.size(0), H = src.size(1), d = src.size(3);
     const at::Tensor glob = src.gather(2, global_src_.view({B, 1, g_, 1}).expand({B, H, g_, d}));
     return at::cat({win, glob.unsqueeze(2).expand({B, H, n, g_, d})}, 3);
@@ -59,6 +61,12 @@ class SlidingWindowLayout final : public KeyLayout {
     }
   }
 
+  // Without globals gather is a view of the windows, so is the gradient's: the windows
+  // overlap, and batched_matmul_accumulate adds block after block into it.
+  at::Tensor gradient_view(at::Tensor& dsrc, std::int64_t j0, std::int64_t n) const override {
+    if (g_ > 0) return {};
+    return dsrc.unfold(2, L_, b_).narrow(2, j0, n).transpose(-1, -2);
+  }
   at::Tensor drop_mask(std::int64_t j0, std::int64_t n) const override {
     const std::int64_t B = key_keep_.size(0);
     at::Tensor keep = key_keep_.unfold(1, L_, b_).narrow(1, j0, n).reshape({B, 1, n, 1, L_}).logical_and(band_keep_);

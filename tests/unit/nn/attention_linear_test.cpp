@@ -152,16 +152,11 @@ TEST(AttentionLinear, FusedPassesMatchLibTorchsComposition) {
   };
   const auto run_linear = [](const LinearAttentionOptions& o, const Qkv& in, const at::Tensor& mask,
                              const at::Tensor& upstream, at::ScalarType type, bool general, bool strided_q) {
-    const bool was = linear_attention_use_general_path(general);
-    // Copies: a .to() of the same type would return the caller's tensor itself.
-    at::Tensor q = strided_q ? in.q.transpose(2, 3).contiguous().to(type).transpose(2, 3) : in.q.to(type).clone();
-    q = q.detach().requires_grad_(true);
-    const at::Tensor k = in.k.to(type).clone().requires_grad_(true), v = in.v.to(type).clone().requires_grad_(true);
-    const at::Tensor out = linear_attention(q, k, v, o, mask);
-    out.backward(upstream.to(type));
-    linear_attention_use_general_path(was);
-    return Result{out.detach().to(at::kDouble), q.grad().to(at::kDouble), k.grad().to(at::kDouble),
-                  v.grad().to(at::kDouble)};
+    const auto r = run_on_path(
+        linear_attention_use_general_path, general, {in.q, in.k, in.v},
+        [&](const std::vector<at::Tensor>& x) { return linear_attention(x[0], x[1], x[2], o, mask); }, upstream,
+        type, strided_q);
+    return Result{r[0], r[1], r[2], r[3]};
   };
   for (const std::int64_t N : {1, 7, 8, 41})
     for (const std::int64_t d : {3, 12})

@@ -125,17 +125,11 @@ TEST(AttentionTala, FusedBandMatchesTheGeneralPath) {
   };
   const auto run_tala = [](const TalaOptions& o, const Qkv& in, const at::Tensor& g, const at::Tensor& upstream,
                            at::ScalarType type, bool general, bool strided_q) {
-    const bool was = tala_band_use_general_path(general);
-    // Copies: a .to() of the same type would return the caller's tensor itself.
-    at::Tensor q = strided_q ? in.q.transpose(2, 3).contiguous().to(type).transpose(2, 3) : in.q.to(type).clone();
-    q = q.detach().requires_grad_(true);
-    const at::Tensor k = in.k.to(type).clone().requires_grad_(true), v = in.v.to(type).clone().requires_grad_(true);
-    const at::Tensor bias = g.to(type).clone().requires_grad_(true);
-    const at::Tensor out = tala(o, q, k, v, {}, {}, bias);
-    out.backward(upstream.to(type));
-    tala_band_use_general_path(was);
-    return Result{out.detach().to(at::kDouble), q.grad().to(at::kDouble), k.grad().to(at::kDouble),
-                  v.grad().to(at::kDouble), bias.grad().to(at::kDouble)};
+    const auto r = run_on_path(
+        tala_band_use_general_path, general, {in.q, in.k, in.v, g},
+        [&](const std::vector<at::Tensor>& x) { return tala(o, x[0], x[1], x[2], {}, {}, x[3]); }, upstream, type,
+        strided_q);
+    return Result{r[0], r[1], r[2], r[3], r[4]};
   };
   for (const std::int64_t N : {1, 3, 64, 65, 150})
     for (const std::int64_t w : {1, 5, 70})

@@ -127,6 +127,52 @@ TEST(BatchedMatmul, EmptyDimensionsGiveWhatAtMatmulGives) {
   }
 }
 
+TEST(BatchedMatmul, AccumulateAddsEachProductInBatchOrderIntoOverlappingViews) {
+  // A sliding window's key gradients: windows of L rows every b rows of a [B, H, Ns, d]
+  // source overlap, and each window's product adds to what the ones before it left.
+  at::manual_seed(61);
+  for (const auto type : {at::kFloat, at::kDouble}) {
+    SCOPED_TRACE(type == at::kFloat ? "float32" : "float64");
+    const std::int64_t B = 2, H = 3, L = 7, b = 3, windows = 5, d = 4, k = 6, Ns = (windows - 1) * b + L;
+    const at::Tensor src = at::randn({B, H, Ns, d}, type);
+    at::Tensor got = src.clone();
+    // a as a transposed view, b broadcast over the heads.
+    const at::Tensor a = at::randn({B, H, windows, k, L}, type).transpose(-2, -1);
+    const at::Tensor bm = at::randn({B, 1, windows, k, d}, type);
+    at::Tensor view = got.unfold(2, L, b).transpose(-1, -2);  // [B, H, windows, L, d]
+    ASSERT_TRUE(batched_matmul_accumulate_applies(view, a, bm));
+    batched_matmul_accumulate(view, a, bm);
+    at::Tensor want = src.to(at::kDouble);
+    for (std::int64_t j = 0; j < windows; ++j)
+      want.narrow(2, j * b, L).add_(at::matmul(a.select(2, j).to(at::kDouble), bm.select(2, j).to(at::kDouble)));
+    EXPECT_LT(test::max_abs_diff(got, want), type == at::kFloat ? 1e-5 : 1e-12);
+
+    // A contiguous out with one-row matrices (BLAS's leading dimension from the row length).
+    at::Tensor rows = at::randn({4, 1, 5}, type);
+    const at::Tensor before = rows.clone();
+    const at::Tensor ra = at::randn({4, 1, 3}, type), rb = at::randn({4, 3, 5}, type);
+    batched_matmul_accumulate(rows, ra, rb);
+    EXPECT_LT(test::max_abs_diff(rows, before + at::matmul(ra, rb)), 1e-5);
+  }
+}
+
+TEST(BatchedMatmul, AccumulateTakesOnlyWhatBlasCanAddInto) {
+  const at::Tensor a = at::randn({2, 3, 4}), b = at::randn({2, 4, 5});
+  EXPECT_TRUE(batched_matmul_accumulate_applies(at::zeros({2, 3, 5}), a, b));
+  EXPECT_FALSE(batched_matmul_accumulate_applies(at::zeros({1, 3, 5}), a, b)) << "a broadcast out";
+  EXPECT_FALSE(batched_matmul_accumulate_applies(at::zeros({2, 5, 3}).transpose(1, 2), a, b)) << "columns";
+  EXPECT_FALSE(batched_matmul_accumulate_applies(at::zeros({2, 3, 5}, at::kDouble), a, b)) << "another type";
+  EXPECT_FALSE(batched_matmul_accumulate_applies(at::zeros({2, 3, 6}), a, b)) << "another shape";
+  EXPECT_FALSE(batched_matmul_accumulate_applies(at::zeros({2, 3, 5}, at::kBFloat16), a.to(at::kBFloat16),
+                                                 b.to(at::kBFloat16)));
+  torch_compat::set_autocast_enabled(at::kCPU, true);
+  const bool under_autocast = batched_matmul_accumulate_applies(at::zeros({2, 3, 5}), a, b);
+  torch_compat::set_autocast_enabled(at::kCPU, false);
+  EXPECT_FALSE(under_autocast);
+  at::Tensor out = at::zeros({2, 3, 5});
+  EXPECT_DEATH(batched_matmul_accumulate(out, a, at::randn({2, 4, 6})), "outside its path");
+}
+
 TEST(BatchedMatmul, OutsideItsFastPathItIsAtMatmul) {
   // Mismatched shapes: at::matmul's own error.
   EXPECT_THROW(batched_matmul(at::randn({2, 3, 4}), at::randn({2, 5, 6})), c10::Error);
