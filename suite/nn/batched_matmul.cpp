@@ -200,6 +200,8 @@ bool batched_matmul_accumulate_applies(const at::Tensor& out, const at::Tensor& 
   if (!on_fast_path(a, b) || !out.defined() || !out.device().is_cpu() || out.layout() != at::kStrided ||
       out.scalar_type() != a.scalar_type() || out.dim() != a.dim() || out.is_neg())
     return false;
+  // Recording a graph (a backward run with create_graph): the caller's differentiable ops.
+  if (at::GradMode::is_enabled() && (out.requires_grad() || a.requires_grad() || b.requires_grad())) return false;
   for (std::int64_t i = 0; i + 2 < out.dim(); ++i)
     if (out.size(i) != std::max(a.size(i), b.size(i))) return false;  // out is never broadcast
   if (out.size(-2) != a.size(-2) || out.size(-1) != b.size(-1)) return false;
@@ -210,8 +212,6 @@ bool batched_matmul_accumulate_applies(const at::Tensor& out, const at::Tensor& 
 
 void batched_matmul_accumulate(at::Tensor& out, const at::Tensor& a_in, const at::Tensor& b_in) {
   LRB_CHECK(batched_matmul_accumulate_applies(out, a_in, b_in), "batched_matmul_accumulate: operands outside its path");
-  LRB_CHECK(!at::GradMode::is_enabled() || !(out.requires_grad() || a_in.requires_grad() || b_in.requires_grad()),
-            "batched_matmul_accumulate is not differentiable");
   RECORD_FUNCTION("lrb::batched_matmul_accumulate", std::vector<c10::IValue>({out, a_in, b_in}));
   if (out.numel() == 0 || a_in.size(-1) == 0) return;
   const at::Tensor a = readable_by_blas(a_in), b = readable_by_blas(b_in);

@@ -21,7 +21,8 @@ at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b);
 // out += a @ b without a temporary: BLAS adds each product into out's matrix (beta = 1), one
 // matrix after another in batch order, so out's matrices may overlap (a sliding window's
 // key gradients: each window adds to rows the previous one reached). out has the broadcast
-// batch shape of a and b and contiguous rows. Not differentiable. Only where
+// batch shape of a and b and contiguous rows, and shares no memory with them. Not
+// differentiable: it does not apply while autograd records an operand. Only where
 // batched_matmul_accumulate_applies (the CPU fast path); elsewhere add a product yourself.
 bool batched_matmul_accumulate_applies(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b);
 void batched_matmul_accumulate(at::Tensor& out, const at::Tensor& a, const at::Tensor& b);

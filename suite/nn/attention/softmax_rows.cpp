@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
 
 #include <atomic>
 #include <cmath>
@@ -225,8 +226,11 @@ void check_row_values(const at::Tensor& s, const at::Tensor& values, const char*
 
 bool softmax_rows_fused_applies(const at::Tensor& s) {
   if (force_general.load(std::memory_order_relaxed) || cpu_autocast_active()) return false;
-  return s.defined() && s.device().is_cpu() && s.layout() == at::kStrided && s.scalar_type() == at::kFloat &&
-         s.dim() >= 1 && s.is_contiguous() && !s.is_neg() && !s.is_conj();
+  // Writing through raw pointers, the passes would hide their work from a graph being recorded
+  // (a backward run with create_graph): LibTorch's ops record it.
+  if (!s.defined() || (at::GradMode::is_enabled() && s.requires_grad())) return false;
+  return s.device().is_cpu() && s.layout() == at::kStrided && s.scalar_type() == at::kFloat && s.dim() >= 1 &&
+         s.is_contiguous() && !s.is_neg() && !s.is_conj();
 }
 
 void softmax_rows_forward(at::Tensor& s, const at::Tensor& bias, const at::Tensor& drop, at::Tensor& lse) {

@@ -12,7 +12,8 @@
 namespace lrb {
 
 // Whether the fused row passes take a group's scores s: a CPU contiguous float32 tensor,
-// outside CPU autocast, and not forced off by softmax_rows_use_general_path.
+// outside CPU autocast, not part of a graph being recorded, and not forced off by
+// softmax_rows_use_general_path.
 bool softmax_rows_fused_applies(const at::Tensor& s);
 
 // In place over the rows of s [..., keys] (of softmax_rows_fused_applies): each row becomes

@@ -133,6 +133,12 @@ TEST(SoftmaxRows, TakesCpuFloatsOutsideAutocast) {
   const bool under_autocast = softmax_rows_fused_applies(s);
   torch_compat::set_autocast_enabled(at::kCPU, false);
   EXPECT_FALSE(under_autocast);
+  const at::Tensor recorded = s.clone().requires_grad_(true);
+  EXPECT_FALSE(softmax_rows_fused_applies(recorded)) << "autograd records it";
+  {
+    at::NoGradGuard no_grad;
+    EXPECT_TRUE(softmax_rows_fused_applies(recorded));
+  }
   const bool before = softmax_rows_use_general_path(true);
   EXPECT_FALSE(softmax_rows_fused_applies(s));
   softmax_rows_use_general_path(before);

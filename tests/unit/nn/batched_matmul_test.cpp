@@ -169,6 +169,13 @@ TEST(BatchedMatmul, AccumulateTakesOnlyWhatBlasCanAddInto) {
   const bool under_autocast = batched_matmul_accumulate_applies(at::zeros({2, 3, 5}), a, b);
   torch_compat::set_autocast_enabled(at::kCPU, false);
   EXPECT_FALSE(under_autocast);
+  // Not while autograd records an operand (a backward run with create_graph).
+  const at::Tensor leaf = a.clone().requires_grad_(true);
+  EXPECT_FALSE(batched_matmul_accumulate_applies(at::zeros({2, 3, 5}), leaf, b));
+  {
+    at::NoGradGuard no_grad;
+    EXPECT_TRUE(batched_matmul_accumulate_applies(at::zeros({2, 3, 5}), leaf, b));
+  }
   at::Tensor out = at::zeros({2, 3, 5});
   EXPECT_DEATH(batched_matmul_accumulate(out, a, at::randn({2, 4, 6})), "outside its path");
 }
