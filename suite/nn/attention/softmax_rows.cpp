@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "suite/core/cpu_info.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/vec8.h"
 #include "suite/nn/batched_matmul.h"
@@ -17,7 +18,6 @@ namespace lrb {
 namespace {
 
 using index_t = std::int64_t;
-using vec8::V8;
 
 std::atomic<bool> force_general{false};
 
@@ -25,7 +25,7 @@ constexpr float kInf = __builtin_inff();
 // Scores per task of at::parallel_for: fewer are not worth a thread.
 constexpr index_t kGrain = index_t{1} << 15;
 
-// One row's operands; one struct for the three kernels (LRB_VEC8_DISPATCH takes one).
+// One row's operands; one struct for the three kernels (their dispatch takes one).
 struct RowArgs {
   float* s;           // the row's n scores, rewritten in place
   const float* bias;  // its n offsets, or null
@@ -36,110 +36,205 @@ struct RowArgs {
   index_t n;
 };
 
-typedef std::int32_t I4 __attribute__((vector_size(16)));
+// W floats in GCC's vector extension: 8 (an AVX register, two SSE ones on the baseline) or 16
+// (an AVX-512 register, where the processor has it: 1.8x the rate of 8 for these passes on a
+// Zen 5, rows of 576 scores in cache). Spelled out per width: GCC does not take a vector_size
+// that depends on a template parameter.
+typedef float V16 __attribute__((vector_size(64)));
+typedef std::int32_t I16 __attribute__((vector_size(64)));
+template <int W>
+struct Lanes;
+template <>
+struct Lanes<8> {
+  using V = vec8::V8;
+  using I = vec8::I8;
+};
+template <>
+struct Lanes<16> {
+  using V = V16;
+  using I = I16;
+};
 
-// Lanes whose flag of flags[0..8) is set (all bits): the 8 bytes as two 32-bit lanes, each
-// spread over four lanes and masked to its own byte. A few vector instructions, where
-// converting an 8-byte vector lane by lane took GCC a third of the forward's row time.
-LRB_INLINE vec8::I8 dropped8(const bool* flags) {
-  typedef long long L2 __attribute__((vector_size(16)));
-  long long word;
-  std::memcpy(&word, flags, sizeof word);
-  const I4 pair = reinterpret_cast<I4>(L2{word, 0});  // one vmovq: no round trip through memory
-  const vec8::I8 spread = __builtin_shufflevector(pair, pair, 0, 0, 0, 0, 1, 1, 1, 1);
-  const vec8::I8 byte = {0xff, 0xff00, 0xff0000, static_cast<std::int32_t>(0xff000000u),
-                         0xff, 0xff00, 0xff0000, static_cast<std::int32_t>(0xff000000u)};
-  return (spread & byte) != 0;
+template <typename V>
+LRB_INLINE V load_lanes(const float* p) {
+  V v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename V>
+LRB_INLINE void store_lanes(float* p, const V& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+template <typename V>
+LRB_INLINE float lanes_max(const V& v) {
+  float m = -kInf;
+  for (std::size_t l = 0; l < sizeof(V) / sizeof(float); ++l) m = m < v[l] ? v[l] : m;
+  return m;
+}
+template <typename V>
+LRB_INLINE float lanes_sum(const V& v) {
+  float t = 0;
+  for (std::size_t l = 0; l < sizeof(V) / sizeof(float); ++l) t += v[l];
+  return t;
+}
+
+// Lanes whose flag of flags[0..W) is set (all bits): the W bytes as W/4 32-bit lanes, each
+// spread over four lanes and masked to its own byte. A few vector instructions, where GCC
+// converted a vector of bytes lane by lane (a third of the forward's row time at 8 wide).
+template <int W>
+LRB_INLINE typename Lanes<W>::I dropped(const bool* flags) {
+  typedef std::int32_t I4 __attribute__((vector_size(16)));
+  constexpr std::int32_t b0 = 0xff, b1 = 0xff00, b2 = 0xff0000, b3 = static_cast<std::int32_t>(0xff000000u);
+  if constexpr (W == 8) {
+    typedef long long L2 __attribute__((vector_size(16)));
+    long long word;
+    std::memcpy(&word, flags, sizeof word);
+    const I4 pair = reinterpret_cast<I4>(L2{word, 0});  // one vmovq: no round trip through memory
+    const vec8::I8 spread = __builtin_shufflevector(pair, pair, 0, 0, 0, 0, 1, 1, 1, 1);
+    return (spread & vec8::I8{b0, b1, b2, b3, b0, b1, b2, b3}) != 0;
+  } else {
+    static_assert(W == 16);
+    typedef long long L8 __attribute__((vector_size(64)));
+    long long words[2];
+    std::memcpy(words, flags, sizeof words);
+    // The 16 bytes in the low four lanes, built in registers (a memcpy into a wider vector
+    // went through the stack, and its 64-byte reload missed store forwarding).
+    const I16 quad = reinterpret_cast<I16>(L8{words[0], words[1], 0, 0, 0, 0, 0, 0});
+    const I16 spread = __builtin_shufflevector(quad, quad, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    return (spread & I16{b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3, b0, b1, b2, b3}) != 0;
+  }
 }
 
 // The row's operands as locals the loops keep in registers (through `a` every store to the
 // scores could alias them, and each iteration reloaded them).
+template <int W>
 struct Row {
   float* __restrict s;
   const float* __restrict bias;
   const bool* __restrict drop;
   index_t n, full;
-  explicit Row(const RowArgs& a) : s(a.s), bias(a.bias), drop(a.drop), n(a.n), full(a.n / 8 * 8) {}
+  explicit Row(const RowArgs& a) : s(a.s), bias(a.bias), drop(a.drop), n(a.n), full(a.n / W * W) {}
 };
 
-// Scores j..j+7 with the bias added and -inf where dropped; Bias and Drop say which the row
+// Scores j..j+W-1 with the bias added and -inf where dropped; Bias and Drop say which the row
 // has, so that each combination is a loop of its own.
-template <bool Bias, bool Drop>
-LRB_INLINE V8 offset8(const Row& r, index_t j) {
-  V8 x = vec8::load8(r.s + j);
-  if constexpr (Bias) x += vec8::load8(r.bias + j);
-  if constexpr (Drop) x = dropped8(r.drop + j) ? vec8::splat(-kInf) : x;
+template <int W, bool Bias, bool Drop>
+LRB_INLINE typename Lanes<W>::V offset_lanes(const Row<W>& r, index_t j) {
+  using V = typename Lanes<W>::V;
+  V x = load_lanes<V>(r.s + j);
+  if constexpr (Bias) x += load_lanes<V>(r.bias + j);
+  if constexpr (Drop) x = dropped<W>(r.drop + j) ? V{} - kInf : x;
   return x;
 }
-template <bool Bias, bool Drop>
-LRB_INLINE float offset1(const Row& r, index_t j) {
+template <int W, bool Bias, bool Drop>
+LRB_INLINE float offset1(const Row<W>& r, index_t j) {
   if (Drop && r.drop[j]) return -kInf;
   return Bias ? r.s[j] + r.bias[j] : r.s[j];
 }
 
-// Calls f.template operator()<Bias, Drop>() for the row's combination.
-template <typename F>
-LRB_INLINE void with_offsets(const Row& r, F&& f) {
+// Calls f(bias, drop) with the row's combination as std::true_type / std::false_type.
+template <int W, typename F>
+LRB_INLINE void with_offsets(const Row<W>& r, F&& f) {
   if (r.bias && r.drop) return f(std::true_type{}, std::true_type{});
   if (r.bias) return f(std::true_type{}, std::false_type{});
   if (r.drop) return f(std::false_type{}, std::true_type{});
   f(std::false_type{}, std::false_type{});
 }
 
+template <int W>
+LRB_INLINE typename Lanes<W>::V exp_lanes(const typename Lanes<W>::V& x) {
+  return vec8::exp_nonpositive_of<typename Lanes<W>::V, typename Lanes<W>::I>(x);
+}
+
 // Offsets, maximum, exp(s - max) and its sum, then the division: the row stays in L1 between
 // its three sweeps. As LibTorch's ops do it, but the division is a multiply by 1/sum.
+template <int W>
 LRB_INLINE void softmax_row(const RowArgs& a) {
-  const Row r(a);
+  using V = typename Lanes<W>::V;
+  const Row<W> r(a);
   float m = -kInf;
   with_offsets(r, [&](auto bias, auto drop) {
     constexpr bool B = decltype(bias)::value, D = decltype(drop)::value;
-    V8 mv = vec8::splat(-kInf);
-    for (index_t j = 0; j < r.full; j += 8) {
-      const V8 x = offset8<B, D>(r, j);
-      if constexpr (B || D) vec8::store8(r.s + j, x);
+    V mv = V{} - kInf;
+    for (index_t j = 0; j < r.full; j += W) {
+      const V x = offset_lanes<W, B, D>(r, j);
+      if constexpr (B || D) store_lanes(r.s + j, x);
       mv = x > mv ? x : mv;
     }
-    for (int l = 0; l < 8; ++l) m = m < mv[l] ? mv[l] : m;
+    m = lanes_max(mv);
     for (index_t j = r.full; j < r.n; ++j) {
-      const float x = offset1<B, D>(r, j);
+      const float x = offset1<W, B, D>(r, j);
       r.s[j] = x;
       m = m < x ? x : m;
     }
   });
   const float shift = m == -kInf ? 0.0f : m;  // a row with every key dropped: exp(-inf) = 0
-  const float sum = vec8::exp_row(r.s, shift, r.n);
+  V partial{};
+  for (index_t j = 0; j < r.full; j += W) {
+    const V e = exp_lanes<W>(load_lanes<V>(r.s + j) - shift);
+    store_lanes(r.s + j, e);
+    partial += e;
+  }
+  float sum = lanes_sum(partial);
+  for (index_t j = r.full; j < r.n; ++j) sum += (r.s[j] = vec8::exp_nonpositive(r.s[j] - shift));
   if (sum == 0.0f) {  // every key dropped: zeros already; +inf keeps the backward's exp at 0
     *a.lse = kInf;
     return;
   }
   const float inv = 1.0f / sum;
-  for (index_t j = 0; j < r.full; j += 8) vec8::store8(r.s + j, vec8::load8(r.s + j) * inv);
+  for (index_t j = 0; j < r.full; j += W) store_lanes(r.s + j, load_lanes<V>(r.s + j) * inv);
   for (index_t j = r.full; j < r.n; ++j) r.s[j] *= inv;
   *a.lse = shift + std::log(sum);
 }
-LRB_VEC8_DISPATCH(softmax_row, RowArgs)
 
 // exp(s + bias - lse), 0 where dropped (exp(-inf)); s + bias - lse <= 0 up to rounding.
+template <int W>
 LRB_INLINE void recompute_row(const RowArgs& a) {
-  const Row r(a);
+  const Row<W> r(a);
   const float lse = a.value;
   with_offsets(r, [&](auto bias, auto drop) {
     constexpr bool B = decltype(bias)::value, D = decltype(drop)::value;
-    for (index_t j = 0; j < r.full; j += 8)
-      vec8::store8(r.s + j, vec8::exp_nonpositive(offset8<B, D>(r, j) - lse));
-    for (index_t j = r.full; j < r.n; ++j) r.s[j] = vec8::exp_nonpositive(offset1<B, D>(r, j) - lse);
+    for (index_t j = 0; j < r.full; j += W) store_lanes(r.s + j, exp_lanes<W>(offset_lanes<W, B, D>(r, j) - lse));
+    for (index_t j = r.full; j < r.n; ++j) r.s[j] = vec8::exp_nonpositive(offset1<W, B, D>(r, j) - lse);
   });
 }
-LRB_VEC8_DISPATCH(recompute_row, RowArgs)
 
+template <int W>
 LRB_INLINE void score_gradient_row(const RowArgs& a) {
-  const Row r(a);
+  using V = typename Lanes<W>::V;
+  const Row<W> r(a);
   const float* __restrict p = a.p;
   const float delta = a.value;
-  for (index_t j = 0; j < r.full; j += 8) vec8::store8(r.s + j, (vec8::load8(r.s + j) - delta) * vec8::load8(p + j));
+  for (index_t j = 0; j < r.full; j += W)
+    store_lanes(r.s + j, (load_lanes<V>(r.s + j) - delta) * load_lanes<V>(p + j));
   for (index_t j = r.full; j < r.n; ++j) r.s[j] = (r.s[j] - delta) * p[j];
 }
-LRB_VEC8_DISPATCH(score_gradient_row, RowArgs)
+
+std::atomic<bool> allow_avx512{true};
+
+// Each row kernel compiled 16 wide for AVX-512, 8 wide for AVX2 + FMA and for the baseline;
+// `name_any` takes the widest this processor runs (and the tests allow).
+#ifdef LRB_HAS_AVX2_PATH
+bool avx512_code() {
+  static const bool has = cpu_flags().avx512f && cpu_flags().avx2 && cpu_flags().fma;
+  return has && allow_avx512.load(std::memory_order_relaxed) && vec8::avx2_fma_code();
+}
+#define LRB_ROW_KERNEL(name)                                                                      \
+  void name##_baseline(const RowArgs& a) { name<8>(a); }                                        \
+  LRB_AVX2_FMA void name##_avx2(const RowArgs& a) { name<8>(a); }                               \
+  __attribute__((target("avx512f,avx2,fma"))) void name##_avx512(const RowArgs& a) { name<16>(a); } \
+  void name##_any(const RowArgs& a) {                                                           \
+    if (avx512_code()) return name##_avx512(a);                                                 \
+    if (vec8::avx2_fma_code()) return name##_avx2(a);                                           \
+    name##_baseline(a);                                                                         \
+  }
+#else
+#define LRB_ROW_KERNEL(name) \
+  void name##_any(const RowArgs& a) { name<8>(a); }
+#endif
+LRB_ROW_KERNEL(softmax_row)
+LRB_ROW_KERNEL(recompute_row)
+LRB_ROW_KERNEL(score_gradient_row)
 
 // Where each row of `shape` [..., n] starts in a tensor broadcast to it (its element offset
 // from data_ptr), from the strides of its leading dimensions (0 where broadcast).
@@ -270,5 +365,7 @@ void softmax_rows_score_gradient(at::Tensor& ds, const at::Tensor& p, const at::
 }
 
 bool softmax_rows_use_general_path(bool general) { return force_general.exchange(general); }
+
+bool softmax_rows_allow_avx512(bool allow) { return allow_avx512.exchange(allow); }
 
 }  // namespace lrb

@@ -6,7 +6,8 @@
 // were a quarter to a third of the kernel's time. Here each is one call that walks a row at
 // a time while it sits in the L1 cache: the offsets, the maximum, exp and its sum, the
 // division and the log-sum-exp forward; exp(s - lse) backward; (dP - delta) * P for the
-// scores' gradient. Heads of 8 have their own fused group (blocked_small_head.h).
+// scores' gradient. 16 floats a vector where the processor has AVX-512, else 8 (AVX2 + FMA,
+// or the baseline x86-64). Heads of 8 have their own fused group (blocked_small_head.h).
 #include <ATen/core/Tensor.h>
 
 namespace lrb {
@@ -30,6 +31,11 @@ void softmax_rows_recompute(at::Tensor& s, const at::Tensor& bias, const at::Ten
 // In place: ds <- (ds - delta) * p, the scores' gradient from the probabilities' gradient
 // dP (in ds), p (shaped like ds) and delta [..., 1] = sum_j P_ij dP_ij (any strides).
 void softmax_rows_score_gradient(at::Tensor& ds, const at::Tensor& p, const at::Tensor& delta);
+
+// For tests: whether the passes may take their AVX-512 copy (16 floats a vector) where the
+// processor has it (true, the default), else the AVX2 one (or the baseline one where
+// fused_softmax_use_baseline_code says so). Returns the previous setting.
+bool softmax_rows_allow_avx512(bool allow);
 
 // For tests: take LibTorch's ops (true) even where the fused row passes apply, or the fused
 // passes where they apply (false, the default). Returns the previous setting.

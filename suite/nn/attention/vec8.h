@@ -1,6 +1,7 @@
 #pragma once
 // The vector helpers of the fused CPU kernels for heads of 8 (small_head_softmax.cpp,
-// blocked_small_head.cpp) and of linear attention's fused passes (linear_fused.cpp), on the
+// blocked_small_head.cpp), of linear attention's fused passes (linear_fused.cpp) and of the
+// blocked engine's row passes (softmax_rows.cpp, which also compiles them 16 wide), on the
 // 8-float vector of suite/nn/vector8.h. Each kernel is compiled twice, for AVX2 + FMA and for
 // the baseline (LRB_VEC8_DISPATCH), and the first is taken where avx2_fma_code() says so (a
 // feature test: GCC's target_clones("arch=...") would test the CPU model instead). Include only from those files: they are compiled with -O3
@@ -57,15 +58,19 @@ LRB_INLINE T exp_of_remainder(const T& x, const T& n) {
 // below kMinExponent; also right for small x > 0 (|x| < ln2/2, rounding). Cephes' expf:
 // x = n ln2 + r with |r| <= ln2/2, a degree-6 polynomial in r (relative error ~1e-7),
 // times 2^n built in the exponent bits.
-LRB_INLINE V8 exp_nonpositive(const V8& x) {
-  const V8 xc = x < kMinExponent ? splat(kMinExponent) : x;
-  const I8 ni = __builtin_convertvector(xc * 1.44269504088896341f - 0.5f, I8);  // nearest, x <= 0
-  const V8 y = exp_of_remainder(xc, __builtin_convertvector(ni, V8));
-  const I8 bits = (ni + 127) << 23;  // n >= -126: a normal 2^n
-  V8 scale;
+// For any width: V a float vector, I the int32 vector of as many lanes (softmax_rows.cpp takes
+// it 16 wide where the processor has AVX-512).
+template <typename V, typename I>
+LRB_INLINE V exp_nonpositive_of(const V& x) {
+  const V xc = x < kMinExponent ? V{} + kMinExponent : x;
+  const I ni = __builtin_convertvector(xc * 1.44269504088896341f - 0.5f, I);  // nearest, x <= 0
+  const V y = exp_of_remainder(xc, __builtin_convertvector(ni, V));
+  const I bits = (ni + 127) << 23;  // n >= -126: a normal 2^n
+  V scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  return x < kMinExponent ? splat(0.0f) : y * scale;
+  return x < kMinExponent ? V{} : y * scale;
 }
+LRB_INLINE V8 exp_nonpositive(const V8& x) { return exp_nonpositive_of<V8, I8>(x); }
 
 // The same operations on one float, lane for lane (a row's tail). Not through the vector
 // version: storing one float and loading eight defeats store forwarding, which cost the

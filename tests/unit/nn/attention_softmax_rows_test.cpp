@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "suite/nn/attention/block_sparse.h"
@@ -63,11 +64,16 @@ TEST(SoftmaxRows, RowPassesMatchLibTorchsOps) {
       {"bias and drop per query", {2, 3, 2, 5, -1}, {2, 3, 2, 5, -1}},
   };
   at::manual_seed(51);
-  for (const bool baseline : {false, true}) {
-    const bool before = fused_softmax_use_baseline_code(baseline);
-    for (const std::int64_t keys : {1, 7, 8, 13, 64, 67}) {
+  // Every compilation: the widest this processor runs (AVX-512 where it has it), AVX2, the
+  // baseline.
+  const std::vector<std::pair<const char*, std::pair<bool, bool>>> codes = {
+      {"this CPU's widest code", {true, false}}, {"AVX2 code", {false, false}}, {"baseline code", {false, true}}};
+  for (const auto& [code, settings] : codes) {
+    const bool avx512_before = softmax_rows_allow_avx512(settings.first);
+    const bool before = fused_softmax_use_baseline_code(settings.second);
+    for (const std::int64_t keys : {1, 7, 8, 13, 15, 16, 17, 64, 67}) {
       for (const auto& c : cases) {
-        SCOPED_TRACE(c.name + ", keys " + std::to_string(keys) + (baseline ? ", baseline code" : ", this CPU's code"));
+        SCOPED_TRACE(c.name + ", keys " + std::to_string(keys) + ", " + code);
         const auto with_keys = [&](std::vector<std::int64_t> shape) {
           if (!shape.empty() && shape.back() == -1) shape.back() = keys;
           return shape;
@@ -109,6 +115,7 @@ TEST(SoftmaxRows, RowPassesMatchLibTorchsOps) {
       }
     }
     fused_softmax_use_baseline_code(before);
+    softmax_rows_allow_avx512(avx512_before);
   }
 }
 
