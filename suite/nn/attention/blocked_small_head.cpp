@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "suite/core/errors.h"
+#include "suite/nn/attention/common.h"
 #include "suite/nn/attention/vec8.h"
 #include "suite/nn/batched_matmul.h"
 
@@ -177,13 +178,8 @@ LRB_VEC8_DISPATCH(backward_block, BackwardBlock)
 // The offsets expanded to [B, H, n, bq, slots], keys contiguous (a broadcast key axis is
 // materialised; the others stay stride 0).
 at::Tensor expanded_offsets(const at::Tensor& offsets, at::IntArrayRef shape) {
-  at::Tensor o = offsets.to(at::kFloat);
+  at::Tensor o = with_contiguous_keys(offsets, shape[4], at::kFloat);
   while (o.dim() < 5) o = o.unsqueeze(0);
-  if (o.size(4) != shape[4] || o.stride(4) != 1) {
-    std::vector<std::int64_t> keys(o.sizes().begin(), o.sizes().end());
-    keys[4] = shape[4];
-    o = o.expand(keys).contiguous();
-  }
   return o.expand(shape);
 }
 

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <vector>
 
 #include "suite/core/errors.h"
 
@@ -48,6 +49,18 @@ at::Tensor check_key_mask(const at::Tensor& mask, std::int64_t batch, std::int64
   if (mask.scalar_type() != at::kBool && !at::isIntegralType(mask.scalar_type(), /*includeBool=*/true))
     throw UserError(kernel + ": the key padding mask must be bool (true = real token)");
   return mask.to(like.device(), at::kBool);
+}
+
+at::Tensor with_contiguous_keys(const at::Tensor& t, std::int64_t keys, at::ScalarType type) {
+  if (!t.defined()) return t;
+  at::Tensor x = t.to(type);
+  if (x.dim() == 0) x = x.view({1});
+  if (x.stride(-1) != 1 || x.size(-1) != keys) {
+    std::vector<std::int64_t> sizes = x.sizes().vec();
+    sizes.back() = keys;
+    x = x.expand(sizes).contiguous();
+  }
+  return x;
 }
 
 at::Tensor pad_tokens(const at::Tensor& x, std::int64_t left, std::int64_t right) {

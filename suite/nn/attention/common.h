@@ -20,6 +20,12 @@ at::Tensor check_key_mask(const at::Tensor& mask, std::int64_t batch, std::int64
 // Zero-pads dim 2 (tokens) of x [B, H, N, d] by `left` and `right` rows (differentiable).
 at::Tensor pad_tokens(const at::Tensor& x, std::int64_t left, std::int64_t right);
 
+// t (a key bias or drop flags broadcast to a group's scores [..., keys]) in `type`, its last
+// axis `keys` long with stride 1, as the fused passes read a row's keys: a broadcast key axis
+// is materialised, the other axes keep their sizes and strides (0 where broadcast). A 0-d t
+// becomes [keys]. Undefined stays undefined.
+at::Tensor with_contiguous_keys(const at::Tensor& t, std::int64_t keys, at::ScalarType type);
+
 // 1/sqrt(d) when `scale` is 0 (the kernels' default), else `scale`.
 double resolve_scale(double scale, std::int64_t head_dim);
 

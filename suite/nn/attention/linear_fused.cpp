@@ -17,7 +17,6 @@ namespace lrb {
 namespace {
 
 using index_t = std::int64_t;
-using vec8::V8;
 
 std::atomic<bool> force_general{false};
 
@@ -31,17 +30,20 @@ struct EluArgs {
 };
 
 // psi(x) = elu(x) + 1 = x + 1 above 0, exp(x) at or below (vec8's exp, relative error ~1e-7;
-// NaN stays NaN), 8 floats at a time.
+// NaN stays NaN), W floats at a time (16 where the processor has AVX-512: the exp is most of
+// the pass).
+template <int W>
 LRB_INLINE void elu_plus_one_floats(const EluArgs& a) {
+  using V = typename vec8::Lanes<W>::V;
   index_t i = 0;
-  for (; i + 8 <= a.n; i += 8) {
-    const V8 x = vec8::load8(a.x + i);
-    const V8 e = vec8::exp_nonpositive(x > 0.0f ? vec8::splat(0.0f) : x);
-    vec8::store8(a.y + i, x > 0.0f ? x + 1.0f : e);
+  for (; i + W <= a.n; i += W) {
+    const V x = vec8::load_lanes<V>(a.x + i);
+    const V e = vec8::exp_lanes<W>(x > 0.0f ? V{} : x);
+    vec8::store_lanes(a.y + i, x > 0.0f ? x + 1.0f : e);
   }
   for (; i < a.n; ++i) a.y[i] = a.x[i] > 0.0f ? a.x[i] + 1.0f : vec8::exp_nonpositive(a.x[i]);
 }
-LRB_VEC8_DISPATCH(elu_plus_one_floats, EluArgs)
+LRB_VEC_WIDE_DISPATCH(elu_plus_one_floats, EluArgs)
 
 void elu_plus_one_range(const float* x, float* y, index_t n) { elu_plus_one_floats_any({x, y, n}); }
 void elu_plus_one_range(const double* x, double* y, index_t n) {
@@ -55,17 +57,19 @@ struct EluGradArgs {
   index_t n;
 };
 
-// dx = g * min(psi, 1), 8 floats at a time: a select, not a branch (psi's side of 1 is as
+// dx = g * min(psi, 1), W floats at a time: a select, not a branch (psi's side of 1 is as
 // random as the inputs' signs).
+template <int W>
 LRB_INLINE void elu_plus_one_grad_floats(const EluGradArgs& a) {
+  using V = typename vec8::Lanes<W>::V;
   index_t i = 0;
-  for (; i + 8 <= a.n; i += 8) {
-    const V8 y = vec8::load8(a.y + i);
-    vec8::store8(a.dx + i, vec8::load8(a.g + i) * (y > 1.0f ? vec8::splat(1.0f) : y));
+  for (; i + W <= a.n; i += W) {
+    const V y = vec8::load_lanes<V>(a.y + i);
+    vec8::store_lanes(a.dx + i, vec8::load_lanes<V>(a.g + i) * (y > 1.0f ? V{} + 1.0f : y));
   }
   for (; i < a.n; ++i) a.dx[i] = a.g[i] * (a.y[i] > 1.0f ? 1.0f : a.y[i]);
 }
-LRB_VEC8_DISPATCH(elu_plus_one_grad_floats, EluGradArgs)
+LRB_VEC_WIDE_DISPATCH(elu_plus_one_grad_floats, EluGradArgs)
 
 void elu_plus_one_grad_range(const float* y, const float* g, float* dx, index_t n) {
   elu_plus_one_grad_floats_any({y, g, dx, n});

@@ -290,6 +290,7 @@ struct FusedSoftmaxFunction : public torch::autograd::Function<FusedSoftmaxFunct
 
 namespace {
 std::atomic<bool> force_baseline{false};
+std::atomic<bool> allow_avx512{true};
 }  // namespace
 
 bool vec8::avx2_fma_code() {
@@ -301,7 +302,17 @@ bool vec8::avx2_fma_code() {
 #endif
 }
 
+bool vec8::avx512_code() {
+#ifdef LRB_HAS_AVX2_PATH
+  static const bool has = cpu_flags().avx512f;
+  return has && allow_avx512.load(std::memory_order_relaxed) && avx2_fma_code();
+#else
+  return false;
+#endif
+}
+
 bool fused_softmax_use_baseline_code(bool baseline) { return force_baseline.exchange(baseline); }
+bool fused_softmax_allow_avx512(bool allow) { return allow_avx512.exchange(allow); }
 
 bool fused_softmax_applies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   for (const at::Tensor* x : {&q, &k, &v})

@@ -9,8 +9,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "suite/core/cpu_info.h"
 #include "suite/core/errors.h"
+#include "suite/nn/attention/common.h"
 #include "suite/nn/attention/vec8.h"
 #include "suite/nn/batched_matmul.h"
 
@@ -36,47 +36,11 @@ struct RowArgs {
   index_t n;
 };
 
-// W floats in GCC's vector extension: 8 (an AVX register, two SSE ones on the baseline) or 16
-// (an AVX-512 register, where the processor has it: 1.8x the rate of 8 for these passes on a
-// Zen 5, rows of 576 scores in cache). Spelled out per width: GCC does not take a vector_size
-// that depends on a template parameter.
-typedef float V16 __attribute__((vector_size(64)));
-typedef std::int32_t I16 __attribute__((vector_size(64)));
-template <int W>
-struct Lanes;
-template <>
-struct Lanes<8> {
-  using V = vec8::V8;
-  using I = vec8::I8;
-};
-template <>
-struct Lanes<16> {
-  using V = V16;
-  using I = I16;
-};
-
-template <typename V>
-LRB_INLINE V load_lanes(const float* p) {
-  V v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <typename V>
-LRB_INLINE void store_lanes(float* p, const V& v) {
-  std::memcpy(p, &v, sizeof v);
-}
-template <typename V>
-LRB_INLINE float lanes_max(const V& v) {
-  float m = -kInf;
-  for (std::size_t l = 0; l < sizeof(V) / sizeof(float); ++l) m = m < v[l] ? v[l] : m;
-  return m;
-}
-template <typename V>
-LRB_INLINE float lanes_sum(const V& v) {
-  float t = 0;
-  for (std::size_t l = 0; l < sizeof(V) / sizeof(float); ++l) t += v[l];
-  return t;
-}
+using vec8::I16;
+using vec8::lanes_max;
+using vec8::Lanes;
+using vec8::load_lanes;
+using vec8::store_lanes;
 
 // Lanes whose flag of flags[0..W) is set (all bits): the W bytes as W/4 32-bit lanes, each
 // spread over four lanes and masked to its own byte. A few vector instructions, where GCC
@@ -141,11 +105,6 @@ LRB_INLINE void with_offsets(const Row<W>& r, F&& f) {
   f(std::false_type{}, std::false_type{});
 }
 
-template <int W>
-LRB_INLINE typename Lanes<W>::V exp_lanes(const typename Lanes<W>::V& x) {
-  return vec8::exp_nonpositive_of<typename Lanes<W>::V, typename Lanes<W>::I>(x);
-}
-
 // Offsets, maximum, exp(s - max) and its sum, then the division: the row stays in L1 between
 // its three sweeps. As LibTorch's ops do it, but the division is a multiply by 1/sum.
 template <int W>
@@ -169,14 +128,7 @@ LRB_INLINE void softmax_row(const RowArgs& a) {
     }
   });
   const float shift = m == -kInf ? 0.0f : m;  // a row with every key dropped: exp(-inf) = 0
-  V partial{};
-  for (index_t j = 0; j < r.full; j += W) {
-    const V e = exp_lanes<W>(load_lanes<V>(r.s + j) - shift);
-    store_lanes(r.s + j, e);
-    partial += e;
-  }
-  float sum = lanes_sum(partial);
-  for (index_t j = r.full; j < r.n; ++j) sum += (r.s[j] = vec8::exp_nonpositive(r.s[j] - shift));
+  const float sum = vec8::exp_row<W>(r.s, shift, r.n);
   if (sum == 0.0f) {  // every key dropped: zeros already; +inf keeps the backward's exp at 0
     *a.lse = kInf;
     return;
@@ -194,7 +146,7 @@ LRB_INLINE void recompute_row(const RowArgs& a) {
   const float lse = a.value;
   with_offsets(r, [&](auto bias, auto drop) {
     constexpr bool B = decltype(bias)::value, D = decltype(drop)::value;
-    for (index_t j = 0; j < r.full; j += W) store_lanes(r.s + j, exp_lanes<W>(offset_lanes<W, B, D>(r, j) - lse));
+    for (index_t j = 0; j < r.full; j += W) store_lanes(r.s + j, vec8::exp_lanes<W>(offset_lanes<W, B, D>(r, j) - lse));
     for (index_t j = r.full; j < r.n; ++j) r.s[j] = vec8::exp_nonpositive(offset1<W, B, D>(r, j) - lse);
   });
 }
@@ -210,31 +162,10 @@ LRB_INLINE void score_gradient_row(const RowArgs& a) {
   for (index_t j = r.full; j < r.n; ++j) r.s[j] = (r.s[j] - delta) * p[j];
 }
 
-std::atomic<bool> allow_avx512{true};
-
-// Each row kernel compiled 16 wide for AVX-512, 8 wide for AVX2 + FMA and for the baseline;
-// `name_any` takes the widest this processor runs (and the tests allow).
-#ifdef LRB_HAS_AVX2_PATH
-bool avx512_code() {
-  static const bool has = cpu_flags().avx512f && cpu_flags().avx2 && cpu_flags().fma;
-  return has && allow_avx512.load(std::memory_order_relaxed) && vec8::avx2_fma_code();
-}
-#define LRB_ROW_KERNEL(name)                                                                      \
-  void name##_baseline(const RowArgs& a) { name<8>(a); }                                        \
-  LRB_AVX2_FMA void name##_avx2(const RowArgs& a) { name<8>(a); }                               \
-  __attribute__((target("avx512f,avx2,fma"))) void name##_avx512(const RowArgs& a) { name<16>(a); } \
-  void name##_any(const RowArgs& a) {                                                           \
-    if (avx512_code()) return name##_avx512(a);                                                 \
-    if (vec8::avx2_fma_code()) return name##_avx2(a);                                           \
-    name##_baseline(a);                                                                         \
-  }
-#else
-#define LRB_ROW_KERNEL(name) \
-  void name##_any(const RowArgs& a) { name<8>(a); }
-#endif
-LRB_ROW_KERNEL(softmax_row)
-LRB_ROW_KERNEL(recompute_row)
-LRB_ROW_KERNEL(score_gradient_row)
+// Each row kernel compiled 16 wide for AVX-512, 8 wide for AVX2 + FMA and for the baseline.
+LRB_VEC_WIDE_DISPATCH(softmax_row, RowArgs)
+LRB_VEC_WIDE_DISPATCH(recompute_row, RowArgs)
+LRB_VEC_WIDE_DISPATCH(score_gradient_row, RowArgs)
 
 // Where each row of `shape` [..., n] starts in a tensor broadcast to it (its element offset
 // from data_ptr), from the strides of its leading dimensions (0 where broadcast).
@@ -263,16 +194,8 @@ class RowStarts {
 // A bias or drop operand as `type` with its keys contiguous (a broadcast over the keys or a
 // strided key dimension is copied at its own size, never at the scores').
 at::Tensor keys_contiguous(const at::Tensor& t, const at::Tensor& s, at::ScalarType type) {
-  if (!t.defined()) return t;
-  at::Tensor x = t.to(type);
-  if (x.dim() == 0) x = x.view({1});
-  LRB_CHECK(x.dim() <= s.dim(), "softmax rows: an offset operand has more dimensions than the scores");
-  if (x.stride(-1) != 1 || x.size(-1) != s.size(-1)) {
-    std::vector<index_t> sizes = x.sizes().vec();
-    sizes.back() = s.size(-1);
-    x = x.expand(sizes).contiguous();
-  }
-  return x;
+  LRB_CHECK(!t.defined() || t.dim() <= s.dim(), "softmax rows: an offset operand has more dimensions than the scores");
+  return with_contiguous_keys(t, s.size(-1), type);
 }
 
 // The row kernel `kernel` over every row of s, rows in parallel; `fill(args, row)` sets the
@@ -366,6 +289,5 @@ void softmax_rows_score_gradient(at::Tensor& ds, const at::Tensor& p, const at::
 
 bool softmax_rows_use_general_path(bool general) { return force_general.exchange(general); }
 
-bool softmax_rows_allow_avx512(bool allow) { return allow_avx512.exchange(allow); }
 
 }  // namespace lrb

@@ -32,11 +32,6 @@ void softmax_rows_recompute(at::Tensor& s, const at::Tensor& bias, const at::Ten
 // dP (in ds), p (shaped like ds) and delta [..., 1] = sum_j P_ij dP_ij (any strides).
 void softmax_rows_score_gradient(at::Tensor& ds, const at::Tensor& p, const at::Tensor& delta);
 
-// For tests: whether the passes may take their AVX-512 copy (16 floats a vector) where the
-// processor has it (true, the default), else the AVX2 one (or the baseline one where
-// fused_softmax_use_baseline_code says so). Returns the previous setting.
-bool softmax_rows_allow_avx512(bool allow);
-
 // For tests: take LibTorch's ops (true) even where the fused row passes apply, or the fused
 // passes where they apply (false, the default). Returns the previous setting.
 bool softmax_rows_use_general_path(bool general);

@@ -196,42 +196,47 @@ TEST(AttentionLinear, FusedPassesMatchLibTorchsComposition) {
 // psi = elu + 1 through the fused pass, in float32, value and derivative, against exp(x) below
 // 0 and x + 1 above in float64 (not against LibTorch's float32 elu + 1, which cancels: it is 0
 // below about -17, where exp(x) is 4e-8): random values across the range at lengths around
-// the 8-float steps, and the edges: infinities, signed zeros, and the exponents where exp
-// leaves float's normal range (the pass gives 0 below -87, where exp is under 1.7e-38).
+// the 8- and 16-float steps, and the edges (in every lane of both widths): infinities, signed
+// zeros, and the exponents where exp leaves float's normal range (the pass gives 0 below -87,
+// where exp is under 1.7e-38); under every compilation (AVX-512, AVX2, the baseline).
 TEST(AttentionLinear, EluPlusOneIsExpBelowZeroAndXPlusOneAbove) {
-  at::manual_seed(35);
-  const float inf = std::numeric_limits<float>::infinity(), tiny = std::numeric_limits<float>::min();
-  const std::vector<float> edges = {-inf, -1000.0f, -88.0f, -87.5f, -87.0f, -86.9f, -20.0f, -1e-8f, -0.0f, 0.0f,
-                                    1e-8f, 0.5f, 3.0f, 1e30f, inf};
-  std::vector<at::Tensor> inputs = {at::tensor(edges)};
-  for (const std::int64_t n : {1, 7, 8, 9, 17, 1000}) inputs.push_back(at::randn({n}) * 10);
-  for (const at::Tensor& values : inputs) {
-    const at::Tensor x = values.clone().requires_grad_(true);
-    const at::Tensor y = elu_plus_one(x);
-    const at::Tensor g = at::randn(values.sizes());
-    y.backward(g);
-    const at::Tensor xd = values.to(at::kDouble);
-    const at::Tensor want = at::where(xd.gt(0), xd + 1, xd.exp());
-    const at::Tensor want_grad = g.to(at::kDouble) * at::where(xd.gt(0), at::ones_like(xd), xd.exp());
-    const at::Tensor normal = want.ge(tiny) & want.isfinite();
-    const auto relative = [&](const at::Tensor& got, const at::Tensor& ref) {
-      const at::Tensor e = (got.to(at::kDouble) - ref).abs() / ref.abs().clamp_min(tiny);
-      return e.masked_select(normal).max().item<double>();
-    };
-    EXPECT_LT(relative(y.detach(), want), 4e-7) << values;
-    EXPECT_LT(relative(x.grad(), want_grad), 4e-7) << values;
-    const at::Tensor under = normal.logical_not() & want.isfinite();
-    if (under.any().item<bool>()) {
-      EXPECT_LE((y.detach().to(at::kDouble) - want).masked_select(under).abs().max().item<double>(), tiny);
+  for_each_fused_code([](const char* code) {
+    SCOPED_TRACE(code);
+    at::manual_seed(35);
+    const float inf = std::numeric_limits<float>::infinity(), tiny = std::numeric_limits<float>::min();
+    const std::vector<float> edges = {-inf, -1000.0f, -88.0f, -87.5f, -87.0f, -86.9f, -20.0f, -1e-8f, -0.0f, 0.0f,
+                                      1e-8f, 0.5f, 3.0f, 1e30f, inf};
+    // 15 edges three times over: each edge in lanes of both widths, and the scalar tail.
+    std::vector<at::Tensor> inputs = {at::tensor(edges), at::tensor(edges).repeat({3})};
+    for (const std::int64_t n : {1, 7, 8, 9, 15, 16, 17, 33, 1000}) inputs.push_back(at::randn({n}) * 10);
+    for (const at::Tensor& values : inputs) {
+      const at::Tensor x = values.clone().requires_grad_(true);
+      const at::Tensor y = elu_plus_one(x);
+      const at::Tensor g = at::randn(values.sizes());
+      y.backward(g);
+      const at::Tensor xd = values.to(at::kDouble);
+      const at::Tensor want = at::where(xd.gt(0), xd + 1, xd.exp());
+      const at::Tensor want_grad = g.to(at::kDouble) * at::where(xd.gt(0), at::ones_like(xd), xd.exp());
+      const at::Tensor normal = want.ge(tiny) & want.isfinite();
+      const auto relative = [&](const at::Tensor& got, const at::Tensor& ref) {
+        const at::Tensor e = (got.to(at::kDouble) - ref).abs() / ref.abs().clamp_min(tiny);
+        return e.masked_select(normal).max().item<double>();
+      };
+      EXPECT_LT(relative(y.detach(), want), 4e-7) << values;
+      EXPECT_LT(relative(x.grad(), want_grad), 4e-7) << values;
+      const at::Tensor under = normal.logical_not() & want.isfinite();
+      if (under.any().item<bool>()) {
+        EXPECT_LE((y.detach().to(at::kDouble) - want).masked_select(under).abs().max().item<double>(), tiny);
+      }
+      EXPECT_TRUE(y.detach().masked_select(want.isinf()).isinf().all().item<bool>());
     }
-    EXPECT_TRUE(y.detach().masked_select(want.isinf()).isinf().all().item<bool>());
-  }
-  // NaN stays NaN, forward and backward.
-  const at::Tensor nan = at::full({9}, std::numeric_limits<float>::quiet_NaN()).requires_grad_(true);
-  const at::Tensor y = elu_plus_one(nan);
-  y.backward(at::ones({9}));
-  EXPECT_TRUE(y.detach().isnan().all().item<bool>());
-  EXPECT_TRUE(nan.grad().isnan().all().item<bool>());
+    // NaN stays NaN, forward and backward, in vectors and in the tail.
+    const at::Tensor nan = at::full({35}, std::numeric_limits<float>::quiet_NaN()).requires_grad_(true);
+    const at::Tensor y = elu_plus_one(nan);
+    y.backward(at::ones({35}));
+    EXPECT_TRUE(y.detach().isnan().all().item<bool>());
+    EXPECT_TRUE(nan.grad().isnan().all().item<bool>());
+  });
 }
 
 TEST(AttentionLinear, FusedPassesTakeCpuFloatsOutsideAutocast) {

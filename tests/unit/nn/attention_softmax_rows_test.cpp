@@ -66,11 +66,7 @@ TEST(SoftmaxRows, RowPassesMatchLibTorchsOps) {
   at::manual_seed(51);
   // Every compilation: the widest this processor runs (AVX-512 where it has it), AVX2, the
   // baseline.
-  const std::vector<std::pair<const char*, std::pair<bool, bool>>> codes = {
-      {"this CPU's widest code", {true, false}}, {"AVX2 code", {false, false}}, {"baseline code", {false, true}}};
-  for (const auto& [code, settings] : codes) {
-    const bool avx512_before = softmax_rows_allow_avx512(settings.first);
-    const bool before = fused_softmax_use_baseline_code(settings.second);
+  for_each_fused_code([&](const char* code) {
     for (const std::int64_t keys : {1, 7, 8, 13, 15, 16, 17, 64, 67}) {
       for (const auto& c : cases) {
         SCOPED_TRACE(c.name + ", keys " + std::to_string(keys) + ", " + code);
@@ -114,9 +110,7 @@ TEST(SoftmaxRows, RowPassesMatchLibTorchsOps) {
         EXPECT_LT(max_abs_diff(ds, (dp.to(at::kDouble) - delta.to(at::kDouble)) * p.to(at::kDouble)), 1e-6);
       }
     }
-    fused_softmax_use_baseline_code(before);
-    softmax_rows_allow_avx512(avx512_before);
-  }
+  });
 }
 
 TEST(SoftmaxRows, NaNScoresStayNaN) {
