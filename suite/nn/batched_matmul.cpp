@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
 #include <climits>
 #include <optional>
 #include <vector>
@@ -228,6 +229,26 @@ bool cpu_autocast_active() {
   // On unless its key is excluded, as at::autocast::is_cpu_enabled reads it.
   return !c10::impl::tls_is_dispatch_key_excluded(c10::DispatchKey::AutocastCPU);
 }
+
+template <typename T>
+void gemm_rows(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+               std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  const GemmFn<T> gemm = gemm_for<T>();
+  LRB_CHECK(gemm != nullptr, "gemm_rows: this process has no BLAS with sgemm_/dgemm_");
+  LRB_CHECK(fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb) && fits_int(ldc),
+            "gemm_rows: a size or stride beyond BLAS's 32-bit integers");
+  if (m == 0 || n == 0) return;
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B is BLAS's first operand.
+  const char tb = trans_b ? 'T' : 'N', ta = trans_a ? 'T' : 'N';
+  const int im = static_cast<int>(n), in = static_cast<int>(m), ik = static_cast<int>(k);
+  const int ib = static_cast<int>(std::max<std::int64_t>(1, ldb)), ia = static_cast<int>(std::max<std::int64_t>(1, lda));
+  const int ic = static_cast<int>(std::max<std::int64_t>(1, ldc));
+  gemm(&tb, &ta, &im, &in, &ik, &alpha, b, &ib, a, &ia, &beta, c, &ic);
+}
+template void gemm_rows<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*,
+                               std::int64_t, const float*, std::int64_t, float, float*, std::int64_t);
+template void gemm_rows<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t, double, const double*,
+                                std::int64_t, const double*, std::int64_t, double, double*, std::int64_t);
 
 bool batched_matmul_has_blas() { return process_blas().sgemm && process_blas().dgemm; }
 

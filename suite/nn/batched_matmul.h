@@ -2,6 +2,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
+
 namespace lrb {
 
 // a @ b over the last two dimensions, the leading (batch) dimensions broadcast as at::matmul
@@ -26,6 +28,15 @@ at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b);
 // batched_matmul_accumulate_applies (the CPU fast path); elsewhere add a product yourself.
 bool batched_matmul_accumulate_applies(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b);
 void batched_matmul_accumulate(at::Tensor& out, const at::Tensor& a, const at::Tensor& b);
+
+// C = alpha op(A) op(B) + beta C on row-major matrices, through the process's BLAS as the
+// fast path calls it: op(A) is m x k, op(B) k x n, C m x n; trans_a (trans_b) says A (B) is
+// stored as op(A)^T (op(B)^T); lda, ldb and ldc are the stored matrices' row strides. For the
+// CPU kernels that walk their own blocks (retention's chunks). Only where
+// batched_matmul_has_blas(), with every size and stride within BLAS's 32-bit integers.
+template <typename T>
+void gemm_rows(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, T alpha, const T* a,
+               std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc);
 
 // Whether this process has the BLAS the fast path calls (tests assert it where Debian's
 // LibTorch is used; `lrbench doctor` could say so).

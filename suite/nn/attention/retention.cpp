@@ -9,8 +9,8 @@
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
+#include "suite/nn/attention/retention_chunks.h"
 #include "suite/nn/batched_matmul.h"
-#include "suite/nn/vector8.h"
 
 namespace lrb {
 namespace {
@@ -92,86 +92,6 @@ struct RecurrentRetention : public torch::autograd::Function<RecurrentRetention>
   }
 };
 
-// One step of the chunk scan over a state of n elements: o = prev * gamma + add forward,
-// add + gamma * prev in reverse (the same products and sums, so the same bits however the
-// loop is compiled). In vectors, compiled twice (AVX2 and the baseline), at -O3
-// (suite/CMakeLists.txt): at -O2 it stayed one float at a time, 6 % of the chunkwise form's
-// time at N = 8192.
-template <typename T>
-LRB_INLINE void scan_step_of(T* __restrict o, const T* __restrict prev, const T* __restrict add, T gamma,
-                             std::int64_t n, bool reverse) {
-  if (reverse)
-    for (std::int64_t i = 0; i < n; ++i) o[i] = add[i] + gamma * prev[i];
-  else
-    for (std::int64_t i = 0; i < n; ++i) o[i] = prev[i] * gamma + add[i];
-}
-LRB_VECTOR_CLONES void scan_step(float* o, const float* prev, const float* add, float gamma, std::int64_t n,
-                                 bool reverse) {
-  scan_step_of(o, prev, add, gamma, n, reverse);
-}
-LRB_VECTOR_CLONES void scan_step(double* o, const double* prev, const double* add, double gamma, std::int64_t n,
-                                 bool reverse) {
-  scan_step_of(o, prev, add, gamma, n, reverse);
-}
-
-// The state entering each chunk of the chunkwise form from each chunk's contribution kv
-// [B, H, nc, d, dv]: states[0] = 0, states[c + 1] = states[c] * decay + kv[c] (decay [H],
-// gamma^C, a constant). As one function with one node: written as nc steps of autograd ops
-// it made 2 nc ops and nodes forward and as many backward (256 each at N = 8192, C = 64),
-// most of their time dispatch. The same operations in the same order, so the same bits.
-struct ChunkStateScan : public torch::autograd::Function<ChunkStateScan> {
-  // out[c + 1] = out[c] * decay + x[c] over the chunks (forward), or, with `reverse`, its
-  // adjoint: out[c] = x[c + 1] + decay * out[c + 1] from the last chunk down (backward).
-  static at::Tensor scan(const at::Tensor& x_in, const at::Tensor& decay, bool reverse) {
-    const at::Tensor x = x_in.contiguous();
-    const std::int64_t B = x.size(0), H = x.size(1), nc = x.size(2), block = x.size(3) * x.size(4);
-    at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
-    if (out.numel() == 0) return out;
-    if (x.device().is_cpu() && (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble)) {
-      AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "retention_chunk_scan", [&] {
-        const at::Tensor g = decay.to(at::kCPU, x.scalar_type()).contiguous();
-        for (std::int64_t bh = 0; bh < B * H; ++bh) {
-          const scalar_t gamma = g.data_ptr<scalar_t>()[bh % H];
-          const scalar_t* xs = x.data_ptr<scalar_t>() + bh * nc * block;
-          scalar_t* os = out.data_ptr<scalar_t>() + bh * nc * block;
-          const std::int64_t first = reverse ? nc - 1 : 0;
-          std::fill(os + first * block, os + (first + 1) * block, scalar_t(0));
-          for (std::int64_t step = 1; step < nc; ++step) {
-            const std::int64_t c = reverse ? nc - 1 - step : step, from = reverse ? c + 1 : c - 1;
-            // Both directions read the neighbour they come from, in the state and in x.
-            const scalar_t* prev = os + from * block;
-            const scalar_t* add = xs + from * block;
-            scalar_t* o = os + c * block;
-            scan_step(o, prev, add, gamma, block, reverse);
-          }
-        }
-      });
-      return out;
-    }
-    // Elsewhere (a GPU, reduced precision) the same steps as ATen ops, outside autograd.
-    at::NoGradGuard no_grad;
-    const at::Tensor g = decay.to(x.device(), x.scalar_type()).view({1, H, 1, 1});
-    const std::int64_t first = reverse ? nc - 1 : 0;
-    out.select(2, first).zero_();
-    for (std::int64_t step = 1; step < nc; ++step) {
-      const std::int64_t c = reverse ? nc - 1 - step : step, from = reverse ? c + 1 : c - 1;
-      at::Tensor o = out.select(2, c);
-      at::mul_out(o, out.select(2, from), g);
-      o.add_(x.select(2, from));
-    }
-    return out;
-  }
-
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& kv, const at::Tensor& decay) {
-    ctx->save_for_backward({decay});
-    return scan(kv, decay, false);
-  }
-
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    return {scan(grads[0], ctx->get_saved_variables()[0], true), at::Tensor()};
-  }
-};
-
 }  // namespace
 
 RetentionForm parse_retention_form(const std::string& name) {
@@ -222,17 +142,14 @@ at::Tensor retention_chunkwise(const at::Tensor& q, const at::Tensor& k, const a
   const auto lopts = q.options().dtype(at::kLong);
   const at::Tensor i = at::arange(C, lopts);
   const at::Tensor diff = i.view({C, 1}) - i.view({1, C});
-  const at::Tensor inner_decay =
-      decay_powers(p.log_gamma, diff.clamp_min(0), q).masked_fill(diff.lt(0), 0).view({1, H, 1, C, C});
-  const at::Tensor inner = batched_matmul(batched_matmul(q5, k5.transpose(-2, -1)) * inner_decay, v5);
+  const at::Tensor inner_decay = decay_powers(p.log_gamma, diff.clamp_min(0), q).masked_fill(diff.lt(0), 0);
   // Chunk c's contribution to later states: sum_j gamma^(C-1-j) k_j^T v_j.
-  const at::Tensor k_decay = decay_powers(p.log_gamma, (C - 1) - i, q).view({1, H, 1, C, 1});
-  const at::Tensor kv = batched_matmul((k5 * k_decay).transpose(-2, -1), v5);  // [B, H, nc, d, dv]
+  const at::Tensor k_decay = decay_powers(p.log_gamma, (C - 1) - i, q);
   const at::Tensor chunk_decay = decay_powers(p.log_gamma, at::full({1}, C, lopts), q).view({H});
-  const at::Tensor states = ChunkStateScan::apply(kv, chunk_decay);  // the state entering each chunk
-  const at::Tensor q_decay = decay_powers(p.log_gamma, i + 1, q).view({1, H, 1, C, 1});
-  const at::Tensor cross = batched_matmul(q5 * q_decay, states);
-  return (inner + cross).view({B, H, nc * C, dv}).narrow(2, 0, N);
+  const at::Tensor q_decay = decay_powers(p.log_gamma, i + 1, q);
+  return retention_chunks(q5, k5, v5, inner_decay, k_decay, q_decay, chunk_decay)
+      .view({B, H, nc * C, dv})
+      .narrow(2, 0, N);
 }
 
 at::Tensor retention(RetentionForm form, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

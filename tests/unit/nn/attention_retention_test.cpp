@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <cmath>
 
 #include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/retention.h"
+#include "suite/nn/attention/retention_chunks.h"
+#include "suite/runtime/torch_compat_autocast.h"
 
 namespace lrb {
 namespace {
@@ -82,6 +85,77 @@ TEST(AttentionRetention, ThreeFormsAgreeInFloat32) {
   EXPECT_LT(rel_error(retention_recurrent(q, k, v), parallel), kTolerance);
   EXPECT_LT(rel_error(retention_chunkwise(q, k, v, {}, 32), parallel), kTolerance);
   EXPECT_LT(rel_error(retention_chunkwise(q, k, v, {}, 30), parallel), kTolerance);  // N not a multiple
+}
+
+// The chunkwise form on the CPU in float32 and float64 walks its chunks fused
+// (retention_chunks.h); against the same form composed of LibTorch's ops, outputs and the
+// gradients of q, k and v: masked or not, chunks that divide N or not, a chunk longer than N,
+// chunks of one token, one token, values wider and narrower than the keys, a strided q.
+TEST(AttentionRetention, FusedChunksMatchTheComposedForm) {
+  at::manual_seed(43);
+  struct Case {
+    std::int64_t B, H, N, d, dv, chunk;
+    std::vector<std::int64_t> lengths;  // of the key mask, empty for none
+  };
+  const std::vector<Case> cases = {{2, 3, 100, 8, 8, 16, {}},   {2, 3, 100, 8, 12, 30, {100, 41}},
+                                   {1, 2, 45, 16, 6, 64, {}},   {1, 2, 7, 4, 4, 1, {5}},
+                                   {2, 1, 1, 8, 8, 64, {}},     {1, 4, 130, 8, 8, 64, {97}}};
+  for (const Case& c : cases)
+    for (const at::ScalarType type : {at::kDouble, at::kFloat}) {
+      SCOPED_TRACE("N " + std::to_string(c.N) + " chunk " + std::to_string(c.chunk) + " dv " + std::to_string(c.dv) +
+                   (c.lengths.empty() ? "" : " masked") + " " + at::toString(type));
+      const at::Tensor q = at::randn({c.B, c.H, c.N, c.d}, at::kDouble), k = at::randn({c.B, c.H, c.N, c.d}, at::kDouble);
+      const at::Tensor v = at::randn({c.B, c.H, c.N, c.dv}, at::kDouble);
+      const at::Tensor upstream = at::randn({c.B, c.H, c.N, c.dv}, at::kDouble);
+      const at::Tensor mask = c.lengths.empty() ? at::Tensor() : length_mask(c.lengths, c.N);
+      const auto form = [&](const std::vector<at::Tensor>& x) { return retention_chunkwise(x[0], x[1], x[2], mask, c.chunk); };
+      ASSERT_TRUE(retention_chunks_fused_applies(q.to(type)));
+      const auto want = run_on_path(retention_chunks_use_general_path, true, {q, k, v}, form, upstream, type, false);
+      const auto got = run_on_path(retention_chunks_use_general_path, false, {q, k, v}, form, upstream, type, true);
+      const double tolerance = type == at::kDouble ? 1e-12 : 2e-5;
+      for (std::size_t i = 0; i < want.size(); ++i)
+        EXPECT_LT(rel_error(got[i], want[i]), tolerance) << "output, dq, dk, dv: " << i;
+    }
+}
+
+// Its backward under create_graph runs LibTorch's ops, so second derivatives hold: the gradient
+// of sum(dq^2) + sum(dv^2) with respect to q, k and v (and to the upstream gradient) against
+// the composed form's, in float64.
+TEST(AttentionRetention, FusedChunksHaveSecondDerivatives) {
+  at::manual_seed(44);
+  const auto in = random_qkv(1, 2, 40, 4);
+  const at::Tensor upstream0 = at::randn({1, 2, 40, 4}, at::kDouble);
+  const auto run = [&](bool general) {
+    const bool before = retention_chunks_use_general_path(general);
+    const at::Tensor q = in.q.clone().requires_grad_(true), k = in.k.clone().requires_grad_(true),
+                     v = in.v.clone().requires_grad_(true), upstream = upstream0.clone().requires_grad_(true);
+    const at::Tensor out = retention_chunkwise(q, k, v, {}, 16);
+    const auto first = torch::autograd::grad({out}, {q, v}, {upstream}, /*retain_graph=*/true, /*create_graph=*/true);
+    const at::Tensor penalty = first[0].pow(2).sum() + first[1].pow(2).sum();
+    const auto second = torch::autograd::grad({penalty}, {q, k, v, upstream});
+    retention_chunks_use_general_path(before);
+    return second;
+  };
+  const auto want = run(true), got = run(false);
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_TRUE(got[i].defined()) << i;
+    EXPECT_LT(rel_error(got[i], want[i]), 1e-12) << "d/dq, d/dk, d/dv, d/dupstream: " << i;
+  }
+}
+
+TEST(AttentionRetention, FusedChunksTakeCpuFloatsOutsideAutocast) {
+  const at::Tensor x = at::zeros({1, 1, 1, 2, 2});
+  EXPECT_TRUE(retention_chunks_fused_applies(x));
+  EXPECT_TRUE(retention_chunks_fused_applies(x.to(at::kDouble)));
+  EXPECT_FALSE(retention_chunks_fused_applies(x.to(at::kBFloat16)));
+  EXPECT_FALSE(retention_chunks_fused_applies(at::Tensor()));
+  torch_compat::set_autocast_enabled(at::kCPU, true);
+  const bool under_autocast = retention_chunks_fused_applies(x);
+  torch_compat::set_autocast_enabled(at::kCPU, false);
+  EXPECT_FALSE(under_autocast);
+  const bool before = retention_chunks_use_general_path(true);
+  EXPECT_FALSE(retention_chunks_fused_applies(x));
+  retention_chunks_use_general_path(before);
 }
 
 TEST(AttentionRetention, RejectsBadInput) {
