@@ -45,7 +45,7 @@ LRB_VECTOR_CLONES void scan_step(double* o, const double* prev, const double* ad
   scan_step_of(o, prev, add, gamma, n, reverse);
 }
 
-// One head's scan: os[c] from xs [nc, block] (retention_state_scan's recurrence).
+// One head's scan: os[c] from xs [nc, block] (state_scan's recurrence, below).
 template <typename T>
 void scan_head(T* os, const T* xs, T gamma, index_t nc, index_t block, bool reverse) {
   if (nc == 0) return;
