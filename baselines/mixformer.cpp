@@ -369,6 +369,7 @@ ModelEntry mixformer_entry() {
   e.make = [](const json& o, const TaskInfo& t) -> std::shared_ptr<Model> {
     return std::make_shared<MixFormer>(config_of(o, t), t, stem_config(o, o.at("dim")));
   };
+  e.params = params_by_building(e.make);
   return e;
 }
 

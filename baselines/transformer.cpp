@@ -101,6 +101,7 @@ ModelEntry transformer_entry() {
   e.make = [](const json& o, const TaskInfo& t) -> std::shared_ptr<Model> {
     return std::make_shared<Transformer>(config_of(o, t), t, stem_config(o, o.at("dim")));
   };
+  e.params = params_by_building(e.make);
   return e;
 }
 

@@ -382,6 +382,7 @@ ModelEntry mvit_entry(const MvitVersion& version) {
   e.make = [v2](const json& o, const TaskInfo& t) -> std::shared_ptr<Model> {
     return std::make_shared<Mvit>(plan_of(o, t, v2), t);
   };
+  e.params = params_by_building(e.make);
   return e;
 }
 

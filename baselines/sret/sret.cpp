@@ -559,6 +559,7 @@ ModelEntry sret_entry() {
   e.flops = sret_flops;
   e.small_options = {{"widths", {8, 16, 32}}, {"heads", {1, 2, 2}}, {"groups1", {2, 1, 1}}, {"groups2", {2, 1, 1}}};
   e.make = [](const json& o, const TaskInfo& t) -> std::shared_ptr<Model> { return std::make_shared<Sret>(plan_of(o, t)); };
+  e.params = params_by_building(e.make);
   return e;
 }
 

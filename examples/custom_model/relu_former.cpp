@@ -82,6 +82,7 @@ lrb::ModelEntry relu_former_entry() {
   e.make = [](const json& o, const lrb::TaskInfo& t) -> std::shared_ptr<lrb::Model> {
     return std::make_shared<ReluFormer>(o, t);
   };
+  e.params = lrb::params_by_building(e.make);
   return e;
 }
 

@@ -29,6 +29,10 @@ int validate(const std::string& file) {
   else
     fmt::print("{}: sweep '{}' is valid: {} run(s)\n", file, spec.sweep.name, ex.runs.size());
   for (const auto& r : ex.runs) fmt::print("{}  {}\n", r.key, describe_run(r, varying));
+  if (!ex.derivations.empty()) {
+    fmt::print("what the budgets and size matches made of each setting:\n");
+    for (const auto& d : ex.derivations) fmt::print("  {}\n", d);
+  }
   if (!ex.skipped.empty()) {
     fmt::print("{} combination(s) skipped:\n", ex.skipped.size());
     for (const auto& s : ex.skipped) fmt::print("  {}: {}\n", s.what, s.reason);

@@ -7,6 +7,9 @@
 #include <optional>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "suite/config/size_match.h"
 #include "suite/core/text.h"
 #include "suite/registry/registry.h"
 
@@ -183,8 +186,10 @@ std::vector<TaskState> expand_tasks(const SweepSpec& spec, std::vector<SkippedCo
 // A run's expected cost in FLOPs (the queue hands out the costliest first): its training
 // steps, evaluations, a measurement's search, and its evaluation variants.
 double run_cost(double flops, const TrainSettings& settings, const SweepSpec& spec, const json& evaluate) {
-  const auto steps = static_cast<double>(settings.steps);
   const auto batch = static_cast<double>(settings.batch_size);
+  // A time budget's steps are unknown until it runs: costed as its seconds at 10 GFLOP/s.
+  const double steps = settings.time_budget() ? settings.seconds * 1e10 / std::max(1.0, 3.0 * flops * batch)
+                                              : static_cast<double>(settings.steps);
   const auto every = static_cast<double>(settings.eval_every);
   const auto eval_size = static_cast<double>(settings.eval_size);
   const double evals = (every > 0 ? std::floor(steps / every) : 0) + 1;
@@ -202,8 +207,8 @@ double run_cost(double flops, const TrainSettings& settings, const SweepSpec& sp
 }
 
 // What identifies one run (its key is the digest of this JSON: run_spec.h).
-json run_identity(const TaskState& ts, const std::string& model, const json& model_options, const json& train, std::int64_t seed,
-                  const SweepSpec& spec, const json& evaluate) {
+json run_identity(const TaskState& ts, const std::string& model, const json& model_options, const json& match, const json& train,
+                  std::int64_t seed, const SweepSpec& spec, const json& evaluate) {
   json s = {{"version", kRunSpecVersion},
             {"task", {{"name", ts.name}, {"seq_len", ts.seq_len}, {"options", ts.options}}},
             {"model", {{"name", model}, {"options", model_options}}},
@@ -211,6 +216,9 @@ json run_identity(const TaskState& ts, const std::string& model, const json& mod
             {"seed_index", seed},
             {"base_seed", spec.sweep.base_seed},
             {"device", spec.sweep.device}};
+  // A size chosen to match a count: how it was chosen is part of the run (absent otherwise,
+  // so every other run keeps its key).
+  if (!match.empty()) s["model"]["match"] = match;
   // Only measurement runs carry the key, so training runs keep their identity.
   if (spec.measure) s["measure"] = spec.measure->to_json();
   if (!evaluate.is_null()) s["evaluate"] = evaluate;
@@ -218,6 +226,104 @@ json run_identity(const TaskState& ts, const std::string& model, const json& mod
   // the run; absent at 1, so single-rank runs keep their keys.
   if (spec.sweep.ranks_per_run > 1) s["ranks_per_run"] = spec.sweep.ranks_per_run;
   return s;
+}
+
+using Choice = std::vector<std::pair<const OptionAxis*, json>>;
+
+// The block's size matches applied to its resolved options, in the order written: each
+// option set to the width whose count comes nearest its target (size_match.h). Returns the
+// spec's record of them ({option: {figure, to, count}}), and says what each became.
+json apply_size_matches(const Block& block, const ModelEntry& entry, const Choice& choice, const TaskState& ts, Resolved& r,
+                        std::vector<std::string>& derivations) {
+  json record = json::object();
+  if (block.matches.empty()) return record;
+  const std::string section = "[[model]] '" + block.name + "'";
+  Choice chosen = choice;
+  std::vector<OptionAxis> fixed;  // one axis per matched option, holding its chosen value
+  fixed.reserve(block.matches.size());
+  for (const SizeMatch& m : block.matches) {
+    const OptionSpec& o = *entry.schema.find(m.option);
+    SizeSearch search;
+    search.smallest = std::max<std::int64_t>(1, o.min ? static_cast<std::int64_t>(std::ceil(*o.min)) : 1);
+    search.largest = o.max ? static_cast<std::int64_t>(std::min(*o.max, kDefaultIntMax)) : static_cast<std::int64_t>(kDefaultIntMax);
+    search.to = m.to;
+    OptionAxis trial{m.option, {json()}, m.where};
+    search.count = [&](std::int64_t width) -> std::optional<double> {
+      Choice c = chosen;
+      trial.values[0] = width;
+      c.emplace_back(&trial, trial.values[0]);
+      const Resolved at = resolve_options(entry.schema, c, ts.info.to_json(), block.where, section);
+      if (at.error) return std::nullopt;
+      const double n = m.figure == "params" ? entry.params(at.options, ts.info) : entry.flops(at.options, ts.info);
+      return std::isfinite(n) ? std::optional<double>(n) : std::nullopt;
+    };
+    const SizeMatchResult found = match_size(search);
+    if (!found.size)
+      throw UserError(m.where, fmt::format("in {}, no {} gives {} near {:g} on task '{}': {}", section, m.option, m.figure, m.to, ts.label,
+                                           found.problem));
+    fixed.push_back(OptionAxis{m.option, {found.size->value}, m.where});
+    chosen.emplace_back(&fixed.back(), fixed.back().values[0]);
+    record[m.option] = {{"figure", m.figure}, {"to", m.to}, {"count", found.size->count}};
+    derivations.push_back(fmt::format("{} / {}: {} = {} ({} {:.6g}, nearest {:g})", ts.label, block.name, m.option, found.size->value,
+                                      m.figure, found.size->count, m.to));
+  }
+  r = resolve_options(entry.schema, chosen, ts.info.to_json(), block.where, section);
+  LRB_CHECK(!r.error, "a matched width stopped resolving");
+  return record;
+}
+
+// A target names a metric the task evaluates.
+void check_target(const SweepSpec& spec, const TaskState& ts) {
+  if (!spec.target || spec.target->metric == "eval_loss") return;
+  const auto& m = ts.info.metrics;
+  if (std::find(m.begin(), m.end(), spec.target->metric.substr(5)) == m.end())
+    throw UserError(spec.target->metric_where, "in [train] target, task '" + ts.name + "' has no metric '" + spec.target->written +
+                                                   "': it evaluates " + join(m, ", ") + " (and loss)");
+}
+
+const OptionAxis* train_axis_named(const SweepSpec& spec, const std::string& name) {
+  for (const auto& a : spec.train)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+// The run's length and schedule from its budget: a FLOP budget gives
+// floor(flops / (3 x forward FLOPs per sample x batch)) steps; warmup_share gives the
+// warm-up in steps (under a time budget it stays a share of the time, runner.cpp).
+void derive_length(json& tr, double flops_per_sample, const SweepSpec& spec, const std::string& label,
+                   std::vector<std::string>& derivations) {
+  const TrainSettings t = TrainSettings::from_json(tr);
+  if (t.flops > 0) {
+    const SourceLocation at = train_axis_named(spec, "flops")->where;
+    if (!(std::isfinite(flops_per_sample) && flops_per_sample > 0))
+      throw UserError(at, label + ": the model's FLOPs are not counted (a TorchScript model whose products lrbench does not count), "
+                                  "so a FLOP budget cannot set its length; give steps instead");
+    const double per_step = 3.0 * flops_per_sample * static_cast<double>(t.batch_size);
+    const double steps = std::floor(t.flops / per_step);
+    if (steps < 1)
+      throw UserError(at, fmt::format("{}: a FLOP budget of {:g} gives no step (a step is 3 x {:.4g} FLOPs x {} samples = {:.4g}): "
+                                      "give at least {:.4g}",
+                                      label, t.flops, flops_per_sample, t.batch_size, per_step, per_step));
+    if (steps > static_cast<double>(kMaxTrainSteps))
+      throw UserError(at, fmt::format("{}: a FLOP budget of {:g} gives {:.4g} steps, more than {} (a step is {:.4g} FLOPs)", label,
+                                      t.flops, steps, kMaxTrainSteps, per_step));
+    tr["steps"] = static_cast<std::int64_t>(steps);
+  }
+  if (t.time_budget()) tr["steps"] = 0;
+  if (t.warmup_share > 0 && !t.time_budget())
+    tr["warmup_steps"] = static_cast<std::int64_t>(std::llround(t.warmup_share * tr["steps"].get<double>()));
+  const std::int64_t steps = tr["steps"].get<std::int64_t>(), warmup = tr["warmup_steps"].get<std::int64_t>();
+  if (t.flops > 0 && warmup >= steps && warmup > 0)
+    throw UserError(train_axis_named(spec, "warmup_steps") ? train_axis_named(spec, "warmup_steps")->where : train_axis_named(spec, "flops")->where,
+                    fmt::format("{}: the warm-up ({} steps) is not shorter than the {} steps the FLOP budget gives; use warmup_share",
+                                label, warmup, steps));
+  if (t.flops > 0)
+    derivations.push_back(fmt::format("{}: flops {:g} -> {} steps of 3 x {:.4g} FLOPs x {} samples; warm-up {} steps, {} decay over {}",
+                                      label, t.flops, steps, flops_per_sample, t.batch_size, warmup, t.schedule, steps - warmup));
+  else if (t.time_budget())
+    derivations.push_back(fmt::format("{}: trains for {:g} s of training steps on this sweep's device; warm-up {:g} % of the time, {} "
+                                      "decay over the rest",
+                                      label, t.seconds, 100 * t.warmup_share, t.schedule));
 }
 
 // Two blocks that resolve to the same experiment would run it once but count it twice.
@@ -242,6 +348,7 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
   const auto& models = ModelRegistry::instance();
   json train = json::object();
   for (const auto& o : train_schema().options) train[o.name] = o.default_value;
+  if (spec.target) train["target"] = TrainTarget{spec.target->metric, spec.target->value}.to_json();
   const auto train_choices = cartesian(spec.train);
   const std::vector<TaskState> task_states = expand_tasks(spec, out.skipped);
 
@@ -249,6 +356,7 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
   std::vector<std::size_t> model_ok(spec.models.size(), 0);
   std::vector<std::optional<UserError>> model_error(spec.models.size());
   for (const auto& ts : task_states) {
+    check_target(spec, ts);
     for (std::size_t mi = 0; mi < spec.models.size(); ++mi) {
       const Block& block = spec.models[mi];
       const ModelEntry& entry = *models.find(block.name);
@@ -270,6 +378,7 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
           continue;
         }
         ++model_ok[mi];
+        const json match = apply_size_matches(block, entry, choice, ts, r, out.derivations);
         // A model whose FLOPs are not counted (NaN) is costed by its tokens, like one without a count.
         const double counted = entry.flops ? entry.flops(r.options, ts.info) : std::nan("");
         const double flops = std::isfinite(counted) ? counted : static_cast<double>(ts.info.tokens());
@@ -278,9 +387,10 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
         for (const auto& tchoice : train_choices) {
           json tr = train;
           for (const auto& [axis, v] : tchoice) tr[axis->name] = v;
+          derive_length(tr, counted, spec, label + (describe_choice(tchoice).empty() ? "" : " " + describe_choice(tchoice)), out.derivations);
           const double cost = run_cost(flops, TrainSettings::from_json(tr), spec, evaluate);
           for (std::int64_t seed : spec.sweep.seeds) {
-            RunSpec run = make_run_spec(run_identity(ts, block.name, r.options, tr, seed, spec, evaluate), ts.info, cost);
+            RunSpec run = make_run_spec(run_identity(ts, block.name, r.options, match, tr, seed, spec, evaluate), ts.info, cost);
             run.index = static_cast<std::int64_t>(out.runs.size());
             out.runs.push_back(std::move(run));
             run_origin.push_back(block.where);
@@ -295,6 +405,10 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
   out.claims = spec.claims;
   check_claims(out.claims, out.runs, spec.measure.has_value());
   return out;
+}
+
+std::string matched_size_label(const json& match) {
+  return match.at("figure").get<std::string>() + "~" + fmt::format("{:g}", match.at("to").get<double>());
 }
 
 namespace {
@@ -314,6 +428,18 @@ std::map<std::string, json> setting_leaves(const json& spec) {
   // An option left out at its default (train_identity) still has a value.
   for (const auto& o : train_schema().options)
     if (const json* d = omitted_train_default(o.name)) leaves.emplace("train." + o.name, *d);
+  // What a budget derives is not a setting of its own, the budget is: left out, so that the
+  // models trained to one budget share a condition and are compared.
+  const json& train = spec.at("train");
+  const auto positive = [&train](const char* key) {
+    const auto it = train.find(key);
+    return it != train.end() && it->is_number() && it->get<double>() > 0;
+  };
+  if (positive("flops") || positive("seconds")) leaves.erase("train.steps");
+  if (positive("warmup_share")) leaves.erase("train.warmup_steps");
+  // A width chosen to match a count is that target, whatever width it took on each task.
+  if (const auto match = spec.at("model").find("match"); match != spec.at("model").end())
+    for (const auto& [option, m] : match->items()) leaves["model." + option] = matched_size_label(m);
   return leaves;
 }
 }  // namespace
@@ -415,7 +541,8 @@ json value_at_path(const json& spec, const std::string& path) {
   // below gives the same answer and covers option names that hold a dot themselves.
   const auto dot = path.find('.');
   const std::string root = path.substr(0, dot);
-  if (dot != std::string::npos && (root == "task" || root == "model" || root == "train") && spec.is_object()) {
+  const bool matched = root == "model" && spec.is_object() && spec_value_at(spec, "model.match." + path.substr(dot + 1));
+  if (dot != std::string::npos && !matched && (root == "task" || root == "model" || root == "train") && spec.is_object()) {
     const bool as_stored = root == "train" || path == "task.seq_len";
     const json* j = spec_value_at(spec, as_stored ? path : root + ".options." + path.substr(dot + 1));
     if (j != nullptr && !j->is_object()) return *j;

@@ -21,6 +21,9 @@ struct ExpandedSweep {
   std::vector<RunSpec> runs;
   std::vector<SkippedCombination> skipped;
   std::vector<ClaimSpec> claims;  // the sweep's claims, checked, with what each side expects
+  // What a budget or a size match made of each setting, for `lrbench validate`: "fashion-mnist
+  // / maelre: dim = 40 (params 998912, nearest 1e+06)", "... flops 2e+13 -> 1234 steps ...".
+  std::vector<std::string> derivations;
 };
 
 // Throws UserError when the sweep could expand to more than [sweep] max_runs runs (checked
@@ -40,6 +43,8 @@ json value_at_path(const json& spec, const std::string& path);
 // The same at a path of the spec as stored ("model.options.window", "evaluate.variants",
 // "ranks_per_run"), for the claims' selectors; nullptr where the spec has none.
 const json* spec_value_at(const json& spec, const std::string& spec_path);
+// A matched width as a setting shows it: "params~1e+06" (spec.model.match's entry).
+std::string matched_size_label(const json& match);
 // "listops/256 transformer attention=linear seed 0"
 std::string describe_run(const RunSpec& run, const std::vector<std::string>& varying);
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "suite/config/claim_spec.h"
 #include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/registry/registry.h"
@@ -136,6 +137,7 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
         spec.sweep.base_seed = v.get<std::uint64_t>();
       } else if (key == "device") {
         spec.sweep.device = v.get<std::string>();
+        spec.sweep.device_at = vat;
       } else if (key == "checkpoint_every") {
         spec.sweep.checkpoint_every = v.get<std::int64_t>();
       } else if (key == "ranks_per_run") {
@@ -220,14 +222,145 @@ Block parse_task(const toml::table& t, const std::string& file) {
   return b;
 }
 
+// Sizes above this many parameters are matched only by setting the width: the search
+// builds the model at widths up to about twice the answer.
+constexpr double kLargestParameterMatch = 2.5e8;
+
+// `option = { match = "params", to = 1e6 }` in a [[model]] table.
+SizeMatch parse_size_match(const std::string& option, const toml::table& t, const SourceLocation& at, const ModelEntry& entry,
+                           const std::string& file, const std::string& section) {
+  const OptionSpec* o = entry.schema.find(option);
+  if (!o) throw UserError(at, "unknown key '" + option + "' in " + section + suggestion(option, entry.schema.names()));
+  const std::string where = "in " + section + ", '" + option + "' = { match = ..., to = ... }";
+  if (o->type != OptionType::Int)
+    throw UserError(at, where + ": only an integer option (a width) can be chosen to match a size; '" + option + "' is " +
+                            type_name(o->type));
+  SizeMatch m;
+  m.option = option;
+  m.where = at;
+  static const std::vector<std::string> kKeys = {"match", "to"};
+  for (const auto& [k, node] : t) {
+    const std::string key(k.str());
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end())
+      throw UserError(key_location(t, key, file), where + ": unknown key '" + key + "'" + suggestion(key, kKeys));
+  }
+  const toml::node* figure = t.get("match");
+  if (!figure || !figure->as_string() || (figure->as_string()->get() != "params" && figure->as_string()->get() != "flops"))
+    throw UserError(figure ? location_of(*figure, file) : at,
+                    where + ": 'match' must be \"params\" (the model's parameter count) or \"flops\" (its forward FLOPs per sample)");
+  m.figure = figure->as_string()->get();
+  const toml::node* to = t.get("to");
+  static const OptionSpec kTo{"to", OptionType::Amount, json(), "the count to come nearest", {}, 1.0, 1e30};
+  if (!to) throw UserError(at, where + " needs 'to': the count to come nearest, e.g. to = 1e6");
+  m.to = read_value(*to, kTo, file, section).get<double>();
+  if (m.figure == "params" && m.to > kLargestParameterMatch)
+    throw UserError(location_of(*to, file), fmt::format("{}: sizes are matched up to {:g} parameters (the search builds the model at "
+                                                        "each width it tries); set '{}' directly for larger models",
+                                                        where, kLargestParameterMatch, option));
+  if (m.figure == "params" && !entry.params)
+    throw UserError(at, where + ": model '" + entry.name + "' cannot count its parameters before it is built");
+  if (m.figure == "flops" && !entry.flops)
+    throw UserError(at, where + ": model '" + entry.name + "' has no FLOP count");
+  return m;
+}
+
 Block parse_model(const toml::table& t, const std::string& file) {
   const auto& reg = ModelRegistry::instance();
   Block b;
   b.name = block_name(t, "model", reg.names(), file);
   b.where = location_of(t, file);
   const ModelEntry& entry = *reg.find(b.name);
-  b.axes = read_options(t, entry.schema, {"name"}, file, "[[model]] '" + b.name + "'");
+  const std::string section = "[[model]] '" + b.name + "'";
+  std::vector<std::string> reserved = {"name"};
+  for (const auto& [k, node] : t)
+    if (const toml::table* match = node.as_table()) {
+      const std::string key(k.str());
+      b.matches.push_back(parse_size_match(key, *match, key_location(t, key, file), entry, file, section));
+      reserved.push_back(key);
+    }
+  b.axes = read_options(t, entry.schema, reserved, file, section);
   return b;
+}
+
+// [train] target = { metric = "accuracy", value = 0.7 }.
+TargetSpec parse_target(const toml::node& node, const SourceLocation& at, const std::string& file) {
+  const toml::table* t = node.as_table();
+  const std::string example = "target = { metric = \"accuracy\", value = 0.7 }";
+  if (!t) throw UserError(location_of(node, file), "in [train], 'target' must be a table: " + example);
+  static const std::vector<std::string> kKeys = {"metric", "value"};
+  for (const auto& [k, v] : *t) {
+    const std::string key(k.str());
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end())
+      throw UserError(key_location(*t, key, file), "in [train] target, unknown key '" + key + "'" + suggestion(key, kKeys) + " (" + example + ")");
+  }
+  TargetSpec target;
+  target.where = at;
+  const toml::node* metric = t->get("metric");
+  if (!metric || !metric->as_string() || metric->as_string()->get().empty())
+    throw UserError(metric ? location_of(*metric, file) : at,
+                    "in [train] target, 'metric' must name an evaluation metric: a task metric such as \"accuracy\", or \"loss\"");
+  target.written = metric->as_string()->get();
+  target.metric = stored_metric_name(target.written);
+  target.metric_where = location_of(*metric, file);
+  if (target.metric.rfind("eval_", 0) != 0)
+    throw UserError(target.metric_where, "in [train] target, '" + target.written + "' is not an evaluation metric: a target is "
+                                         "reached by an evaluation (a task metric such as \"accuracy\", or \"loss\")");
+  const toml::node* value = t->get("value");
+  static const OptionSpec kValue{"value", OptionType::Float, json(), "the metric's value to reach", {}, {}, {}};
+  if (!value) throw UserError(at, "in [train] target, 'value' is missing: the metric's value to reach (" + example + ")");
+  target.value = read_value(*value, kValue, file, "[train] target").get<double>();
+  return target;
+}
+
+const OptionAxis* train_axis(const SweepSpec& spec, const std::string& name) {
+  for (const auto& a : spec.train)
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+// One of steps, flops and seconds sets a run's length; budgets are positive; a time budget
+// is machine-bound and says on what; the warm-up is given one way; a target is checked at
+// evaluations during training.
+void check_run_length(const SweepSpec& spec) {
+  const OptionAxis* length = nullptr;
+  for (const auto& a : spec.train) {
+    if (a.name != "steps" && a.name != "flops" && a.name != "seconds") continue;
+    if (length)
+      throw UserError(a.where, "in [train], '" + a.name + "' and '" + length->name + "' both set the run's length: give one of "
+                               "steps, flops and seconds");
+    length = &a;
+    if (a.name != "steps")
+      for (const auto& v : a.values)
+        if (!(v.get<double>() > 0))
+          throw UserError(a.where, "in [train], '" + a.name + "' = " + v.dump() + " is no budget: give a positive " +
+                                       (a.name == "flops" ? "FLOP count (for example \"2e13\")" : "number of seconds"));
+  }
+  const std::string budget = length && length->name != "steps" ? length->name : "";
+  if (spec.measure && (!budget.empty() || spec.target))
+    throw UserError(!budget.empty() ? length->where : spec.target->where,
+                    "[measure] times a few steps and trains nothing: remove " + (budget.empty() ? std::string("target") : budget) +
+                        " from [train]");
+  if (budget == "seconds") {
+    if (!spec.sweep.device_at.known())
+      throw UserError(length->where, "in [train], a time budget is machine-bound: name the device its seconds are measured on "
+                                     "in [sweep] (device = \"cpu\" or \"cuda\"); reports warn when runs of different machines "
+                                     "are compared");
+    if (spec.sweep.ranks_per_run > 1)
+      throw UserError(length->where, "in [train], a time budget with ranks_per_run > 1: the members of a run's group keep "
+                                     "clocks of their own and must stop at one step; use steps or flops");
+    if (const OptionAxis* w = train_axis(spec, "warmup_steps"))
+      throw UserError(w->where, "in [train], a time budget warms up for a share of its time: use warmup_share, not warmup_steps");
+  }
+  if (const OptionAxis* share = train_axis(spec, "warmup_share"))
+    if (const OptionAxis* w = train_axis(spec, "warmup_steps"))
+      throw UserError(share->where, "in [train], 'warmup_share' and 'warmup_steps' (" + w->where.str() + ") both set the warm-up: give one");
+  if (spec.target) {
+    const OptionAxis* every = train_axis(spec, "eval_every");
+    const bool evaluates = every && std::all_of(every->values.begin(), every->values.end(), [](const json& v) { return v.get<std::int64_t>() > 0; });
+    if (!evaluates)
+      throw UserError(every ? every->where : spec.target->where,
+                      "in [train], a target is checked at each evaluation: set eval_every > 0 (steps between evaluations)");
+  }
 }
 
 }  // namespace
@@ -255,7 +388,9 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
   parse_sweep_table(*sweep->as_table(), file, spec);
   if (const auto* train = root.get("train")) {
     if (!train->is_table()) throw UserError(location_of(*train, file), "'train' must be a table: write [train]");
-    spec.train = read_options(*train->as_table(), train_schema(), {}, file, "[train]");
+    spec.train = read_options(*train->as_table(), train_schema(), {"target"}, file, "[train]");
+    if (const toml::node* target = train->as_table()->get("target"))
+      spec.target = parse_target(*target, key_location(*train->as_table(), "target", file), file);
   }
   if (const auto* measure = root.get("measure")) {
     if (!measure->is_table()) throw UserError(location_of(*measure, file), "'measure' must be a table: write [measure]");
@@ -285,6 +420,7 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
   } else if (evaluate) {
     throw UserError(location_of(*evaluate, file), "[evaluate] says how evaluation variants are measured; add [[variant]] tables, or remove it");
   }
+  check_run_length(spec);
   if (spec.sweep.sequential && !root.get("claim"))
     throw UserError(spec.sweep.sequential_at, "in [sweep], a sequential design draws more seeds only while a claim is open, "
                                               "and this sweep states no [[claim]]: add the claims it tests, or give seeds as a "

@@ -36,6 +36,7 @@ struct SweepSettings {
   SourceLocation budget_at;
   std::uint64_t base_seed = 0;
   std::string device = "cpu";
+  SourceLocation device_at;  // where the file names it (not known: the default)
   int threads = 0;               // 0 = auto: cores on the node / ranks on the node
   std::int64_t checkpoint_every = 0;  // steps between periodic checkpoints; 0 = only when stopped
   std::int64_t max_runs = kDefaultMaxRuns;  // refuse a larger expansion
@@ -50,16 +51,36 @@ struct SweepSettings {
   SourceLocation exchange_at;
 };
 
+// An integer model option chosen so that the model's own count of `figure` lies nearest
+// `to`: dim = { match = "params", to = 1e6 } (expand.cpp, size_match.h).
+struct SizeMatch {
+  std::string option;  // "dim"
+  std::string figure;  // "params" or "flops" (forward FLOPs per sample)
+  double to = 0;
+  SourceLocation where;  // the option's key
+};
+
 struct Block {  // one [[task]] or [[model]] table
   std::string name;
   SourceLocation where;
   std::vector<OptionAxis> axes;  // for tasks, seq_len first
+  std::vector<SizeMatch> matches;  // models only
+};
+
+// [train] target = { metric = "accuracy", value = 0.7 }: checked against each task's
+// metrics when the sweep is expanded.
+struct TargetSpec {
+  std::string metric;   // stored name: "eval_accuracy", "eval_loss"
+  std::string written;  // as the file names it: "accuracy"
+  double value = 0;
+  SourceLocation where, metric_where;
 };
 
 struct SweepSpec {
   std::string file;  // as given, for messages
   SweepSettings sweep;
   std::vector<OptionAxis> train;
+  std::optional<TargetSpec> target;  // [train] target
   std::vector<Block> tasks;
   std::vector<Block> models;
   // [measure]: when present, every run is a measurement (peak memory and step time at the

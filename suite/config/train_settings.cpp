@@ -59,7 +59,19 @@ json write_fields(const std::vector<Field<Settings>>& fields, const Settings& s)
 using TS = TrainSettings;
 const std::vector<Field<TS>>& train_fields() {
   static const std::vector<Field<TS>> fields{
-      field<TS>({"steps", OptionType::Int, json(300), "optimizer steps", {}, 0, {}}, &TS::steps),
+      field<TS>({"steps", OptionType::Int, json(300), "optimizer steps (or set the length by flops or seconds)", {}, 0,
+                 static_cast<double>(kMaxTrainSteps)},
+                &TS::steps),
+      field<TS>({"flops", OptionType::Amount, json(0.0),
+                 "a FLOP budget instead of steps: floor(flops / (3 x the model's forward FLOPs per sample x batch_size)) steps, "
+                 "counted by the model's own FLOP count",
+                 {}, 0.0, 1e30},
+                &TS::flops, kOmittedAtDefault),
+      field<TS>({"seconds", OptionType::Float, json(0.0),
+                 "a wall-time budget instead of steps: train until the training steps have taken this long (machine-bound: "
+                 "needs [sweep] device)",
+                 {}, 0.0, 1e8},
+                &TS::seconds, kOmittedAtDefault),
       field<TS>({"batch_size", OptionType::Int, json(32), "samples per step", {}, 1, {}}, &TS::batch_size),
       field<TS>({"optimizer", OptionType::String, json("adamw"), "adamw or sgd (with momentum)", {"adamw", "sgd"}}, &TS::optimizer),
       field<TS>({"lr", OptionType::Float, json(1e-3), "peak learning rate", {}, 0.0, {}}, &TS::lr),
@@ -67,6 +79,11 @@ const std::vector<Field<TS>>& train_fields() {
       field<TS>({"beta1", OptionType::Float, json(0.9), "AdamW first-moment decay", {}, 0.0, 1.0}, &TS::beta1),
       field<TS>({"beta2", OptionType::Float, json(0.999), "AdamW second-moment decay", {}, 0.0, 1.0}, &TS::beta2),
       field<TS>({"warmup_steps", OptionType::Int, json(0), "linear warm-up from 0 to lr", {}, 0, {}}, &TS::warmup_steps),
+      field<TS>({"warmup_share", OptionType::Float, json(0.0),
+                 "warm-up as a share of the run's length instead of warmup_steps (of its steps, derived ones included, or of "
+                 "its time budget)",
+                 {}, 0.0, 0.9},
+                &TS::warmup_share, kOmittedAtDefault),
       field<TS>({"schedule", OptionType::String, json("cosine"), "learning-rate decay after warm-up", {"cosine", "linear", "constant"}},
                &TS::schedule),
       field<TS>({"weight_decay", OptionType::Float, json(0.01), "decoupled (AdamW) or L2 (SGD) weight decay", {}, 0.0, {}},
@@ -127,8 +144,22 @@ const json* omitted_train_default(const std::string& option) {
   return nullptr;
 }
 
-TrainSettings TrainSettings::from_json(const json& resolved) { return read_fields(train_fields(), resolved, "[train]"); }
-json TrainSettings::to_json() const { return write_fields(train_fields(), *this); }
+TrainSettings TrainSettings::from_json(const json& resolved) {
+  TrainSettings s = read_fields(train_fields(), resolved, "[train]");
+  if (const auto t = resolved.find("target"); t != resolved.end()) {
+    try {
+      s.target = TrainTarget{t->at("metric").get<std::string>(), t->at("value").get<double>()};
+    } catch (const json::exception&) {
+      LRB_CHECK(false, "a resolved [train] target is not {metric, value}");
+    }
+  }
+  return s;
+}
+json TrainSettings::to_json() const {
+  json out = write_fields(train_fields(), *this);
+  if (target) out["target"] = target->to_json();
+  return out;
+}
 MeasureSettings MeasureSettings::from_json(const json& resolved) { return read_fields(measure_fields(), resolved, "[measure]"); }
 json MeasureSettings::to_json() const { return write_fields(measure_fields(), *this); }
 

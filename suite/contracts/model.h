@@ -6,11 +6,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "suite/contracts/task_info.h"
 
 namespace lrb {
 
@@ -43,5 +47,18 @@ class Model : public torch::nn::Module {
   virtual void set_probing(bool /*on*/) {}
   virtual std::vector<std::pair<std::string, at::Tensor>> probes() const { return {}; }
 };
+
+// A registry entry's parameter count (ModelEntry::params) from its factory: the model built
+// once on the CPU and its parameters counted. Exact by construction, where a closed form would
+// have to follow every layer the model has.
+inline std::function<double(const nlohmann::json&, const TaskInfo&)> params_by_building(
+    std::function<std::shared_ptr<Model>(const nlohmann::json&, const TaskInfo&)> make) {
+  return [make = std::move(make)](const nlohmann::json& options, const TaskInfo& task) {
+    const std::shared_ptr<Model> model = make(options, task);
+    double n = 0;
+    for (const auto& p : model->parameters()) n += static_cast<double>(p.numel());
+    return n;
+  };
+}
 
 }  // namespace lrb

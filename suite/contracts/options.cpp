@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <toml++/toml.h>
 
@@ -18,6 +19,7 @@ const char* type_name(OptionType t) {
     case OptionType::IntList: return "a list of integers";
     case OptionType::FloatList: return "a list of numbers";
     case OptionType::Bytes: return "a size such as \"16GiB\" or a byte count";
+    case OptionType::Amount: return "a number such as 2e13 (or \"2e13\")";
   }
   return "?";
 }
@@ -154,6 +156,22 @@ json convert_scalar(const toml::node& node, const OptionSpec& spec, OptionType t
         return check_number(f->get(), spec, bad);
       }
       throw bad("must be a number");
+    }
+    case OptionType::Amount: {
+      if (auto v = node.as_integer()) return check_number(static_cast<double>(v->get()), spec, bad);
+      if (auto f = node.as_floating_point()) {
+        if (!std::isfinite(f->get())) throw bad("must be a finite number");
+        return check_number(f->get(), spec, bad);
+      }
+      if (auto s = node.as_string()) {
+        const std::string& text = s->get();
+        char* end = nullptr;
+        const double v = text.empty() ? std::nan("") : std::strtod(text.c_str(), &end);
+        if (!std::isfinite(v) || end != text.c_str() + text.size() || text.find_first_of("xXpP") != std::string::npos)
+          throw bad("is not a number: \"" + text + "\" (write e.g. 2e13 or \"2e13\")");
+        return check_number(v, spec, bad);
+      }
+      throw bad("must be a number such as 2e13 (or \"2e13\")");
     }
     case OptionType::Bool:
       if (auto v = node.as_boolean()) return json(v->get());

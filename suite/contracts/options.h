@@ -23,7 +23,9 @@ namespace lrb {
 
 using json = nlohmann::json;
 
-enum class OptionType { Int, Float, Bool, String, IntList, FloatList, Bytes };
+// Amount: a number that may be written as text in scientific notation ("2e13"), for counts
+// beyond what an integer option holds (a FLOP budget).
+enum class OptionType { Int, Float, Bool, String, IntList, FloatList, Bytes, Amount };
 const char* type_name(OptionType t);
 
 // Integer options are read and checked exactly, as 64-bit integers (never through a

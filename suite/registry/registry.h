@@ -29,6 +29,10 @@ struct ModelEntry {
   OptionSchema schema;               // resolve() receives TaskInfo::to_json() as context
   // Analytic forward FLOPs for one sample (multiply-add = 2 FLOPs), from options alone.
   std::function<double(const json& options, const TaskInfo& task)> flops;
+  // Parameter count of an instance, from options alone (where no closed form is written,
+  // by building one: params_by_building in suite/contracts/model.h). What a sweep's
+  // `dim = { match = "params", to = ... }` searches widths by; absent: not matchable.
+  std::function<double(const json& options, const TaskInfo& task)> params;
   std::function<std::shared_ptr<Model>(const json& options, const TaskInfo& task)> make;
   // Settings a trained instance can be evaluated under (Model::set_inference): what a
   // sweep's [[variant]] tables may set. resolve() receives {"model": options, "task":

@@ -51,6 +51,29 @@ void add_step_parts(const Curves& curves, const std::vector<double>& steady, std
   }
 }
 
+// The first evaluation that reached the target, and what it cost to get there.
+void add_target(const Curves& curves, const RunFacts& facts, Figures& m) {
+  const std::vector<double>* steps = curve(curves, "eval_step");
+  const std::vector<double>* values = curve(curves, facts.target->curve);
+  const TargetFacts& t = *facts.target;
+  if (steps && values && steps->size() == values->size())
+    for (std::size_t i = 0; i < values->size(); ++i) {
+      const double v = (*values)[i];
+      if (!(t.higher_is_better ? v >= t.value : v <= t.value)) continue;
+      const double step = (*steps)[i];
+      m["target_reached"] = 1;
+      m["target_step"] = step;
+      m["target_flops"] = training_step_flops(facts.flops_per_sample, facts.batch_size) * step;
+      double seconds = 0;
+      if (const std::vector<double>* times = curve(curves, "step_seconds"))
+        for (std::size_t k = 0; k < times->size() && static_cast<double>(k) < step; ++k) seconds += (*times)[k];
+      m["target_seconds"] = seconds;
+      return;
+    }
+  // Never reached: a fact only once the run has ended; a cost is never given then.
+  if (facts.finished) m["target_reached"] = 0;
+}
+
 }  // namespace
 
 std::size_t warm_up_steps(std::size_t steps) { return std::min<std::size_t>(5, steps / 2); }
@@ -66,6 +89,9 @@ double flop_utilisation(double achieved_flops_per_s, double peak_flops_per_s, in
 Figures figures_from_curves(const Curves& curves, const RunFacts& facts) {
   Figures m;
   add_evaluation(curves, facts, m);
+  if (facts.target) add_target(curves, facts, m);
+  // The model FLOPs training spent (a FLOP budget's measure): NaN where the model's are not counted.
+  if (facts.steps_done > 0) m["train_flops"] = training_step_flops(facts.flops_per_sample, facts.batch_size) * facts.steps_done;
   const std::vector<double>* steps = curve(curves, "step_seconds");
   if (!steps) return m;
   const std::size_t warm = warm_up_steps(steps->size());

@@ -24,6 +24,7 @@
 #include "suite/run/data_cache.h"
 #include "suite/run/derived_figures.h"
 #include "suite/run/gradient_exchange.h"
+#include "suite/contracts/figures.h"
 #include "suite/contracts/metrics.h"
 #include "suite/contracts/model.h"
 #include "suite/run/variant_eval.h"
@@ -41,13 +42,21 @@ namespace lrb {
 
 namespace fs = std::filesystem;
 
-double learning_rate_at(const TrainSettings& train, std::int64_t step) {
+double learning_rate_at(const TrainSettings& train, std::int64_t step, double elapsed_seconds) {
   const double lr = train.lr;
-  const std::int64_t steps = train.steps;
-  const std::int64_t warmup = train.warmup_steps;
-  if (step < warmup) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
-  const double span = static_cast<double>(std::max<std::int64_t>(1, steps - warmup));
-  const double p = std::min(1.0, static_cast<double>(step - warmup) / span);
+  double p = 0;  // progress of the decay after warm-up, in [0, 1]
+  if (train.time_budget()) {
+    // A time budget's schedule follows the time its steps have taken.
+    const double t = std::min(1.0, elapsed_seconds / train.seconds), w = train.warmup_share;
+    if (t < w) return lr * t / w;
+    p = w < 1 ? (t - w) / (1 - w) : 1.0;
+  } else {
+    const std::int64_t steps = train.steps;
+    const std::int64_t warmup = train.warmup_steps;
+    if (step < warmup) return lr * static_cast<double>(step + 1) / static_cast<double>(warmup);
+    const double span = static_cast<double>(std::max<std::int64_t>(1, steps - warmup));
+    p = std::min(1.0, static_cast<double>(step - warmup) / span);
+  }
   const std::string& schedule = train.schedule;
   if (schedule == "cosine") return lr * 0.5 * (1.0 + std::cos(M_PI * p));
   if (schedule == "linear") return lr * (1.0 - p);
@@ -235,6 +244,8 @@ void RunExecution::finish_record(const RunOutcome& out, std::chrono::steady_cloc
   facts.flops_per_sample = flops_;
   facts.peak_flops_per_s = ctx_.peak_flops_per_s;
   facts.devices = in_group() ? ctx_.group->size() : 1;
+  facts.steps_done = static_cast<double>(state_.step);
+  if (const auto& t = run_.train.target) facts.target = TargetFacts{t->metric, t->value, figure_direction(t->metric) != Direction::Lower};
   for (auto& [name, value] : figures_from_curves(state_.curves, facts)) m[name] = value;
   m["steps_done"] = static_cast<double>(state_.step);
   // The chance level of accuracy: what always answering the commonest class scores.

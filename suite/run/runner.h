@@ -40,7 +40,8 @@ struct RunOutcome {
 RunOutcome execute_run(const RunSpec& run, const RunContext& ctx);
 
 
-// The learning rate for the step about to run (0-based), from [train].
-double learning_rate_at(const TrainSettings& train, std::int64_t step);
+// The learning rate for the step about to run (0-based), from [train]; under a time budget
+// from the seconds the run's steps have taken so far.
+double learning_rate_at(const TrainSettings& train, std::int64_t step, double elapsed_seconds = 0);
 
 }  // namespace lrb

@@ -24,6 +24,13 @@ void RunExecution::train_and_evaluate() {
   const TrainSettings& train = run_.train;
   const std::int64_t steps = train.steps;
   const std::int64_t batch = train.batch_size;
+  // A time budget ends the loop once the steps have taken that long (their time only, not
+  // the evaluations'); a resumed run counts its earlier steps' time from its curves.
+  double elapsed = 0;
+  for (double s : state_.curves["step_seconds"]) elapsed += s;
+  const auto done = [&] {
+    return train.time_budget() ? elapsed >= train.seconds || state_.step >= kMaxTrainSteps : state_.step >= steps;
+  };
   const std::int64_t eval_every = train.eval_every;
   model_->train();
   auto& c = state_.curves;
@@ -36,7 +43,7 @@ void RunExecution::train_and_evaluate() {
   bool first_of_attempt = true;
   std::int64_t first_step_peak = 0;
   while (true) {
-    const bool eval_due = state_.step == steps || (eval_every > 0 && state_.step > 0 && state_.step % eval_every == 0);
+    const bool eval_due = done() || (eval_every > 0 && state_.step > 0 && state_.step % eval_every == 0);
     if (eval_due && state_.last_eval_step != state_.step) {
       if (!in_group()) {
         evaluate();
@@ -52,13 +59,14 @@ void RunExecution::train_and_evaluate() {
       }
     }
     if (in_group()) agree_at_boundary();
-    if (state_.step >= steps) break;
+    if (done()) break;
     if (stop_requested() && !in_group()) throw StopRequested{};
 
-    const double lr = learning_rate_at(train, state_.step);
+    const double lr = learning_rate_at(train, state_.step, elapsed);
     const StepResult r = train_step(next_batch(batch), lr);
     if (!std::isfinite(r.loss)) throw std::runtime_error(fmt::format("non-finite training loss ({})", r.loss));
     const double loss_value = r.loss, secs = r.seconds;
+    elapsed += secs;
     const std::int64_t step_peak = r.peak_bytes;
     if (first_of_attempt) first_step_peak = step_peak;
     else state_.peak_step_bytes = std::max(state_.peak_step_bytes, step_peak);
@@ -71,8 +79,7 @@ void RunExecution::train_and_evaluate() {
     c["step_seconds"].push_back(secs);
     c["step_peak_bytes"].push_back(static_cast<double>(step_peak));
     record_phases(r.phases);
-    if (ctx_.checkpoint_every > 0 && ctx_.publish && writes_files() && state_.step % ctx_.checkpoint_every == 0 &&
-        state_.step < steps)
+    if (ctx_.checkpoint_every > 0 && ctx_.publish && writes_files() && state_.step % ctx_.checkpoint_every == 0 && !done())
       save_periodic_checkpoint();
   }
   if (in_group())

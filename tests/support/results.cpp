@@ -30,7 +30,7 @@ bool is_timing(const std::string& name) {
                                                "step_optimizer_seconds", "step_other_seconds",
                                                "step_data_seconds_median", "step_forward_seconds_median",
                                                "step_backward_seconds_median", "step_optimizer_seconds_median",
-                                               "step_other_seconds_median"};
+                                               "step_other_seconds_median", "target_seconds"};
   return timing.count(name) > 0;
 }
 }  // namespace

@@ -289,6 +289,7 @@ ModelEntry maelre_entry() {
   e.flops = maelre_flops;
   e.small_options = {{"dim", 16}, {"heads", {1, 2, 2, 4}}};
   e.make = [](const json& o, const TaskInfo& t) -> std::shared_ptr<Model> { return std::make_shared<Maelre>(plan_of(o, t), t); };
+  e.params = params_by_building(e.make);
   return e;
 }
 

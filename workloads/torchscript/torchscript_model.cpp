@@ -143,6 +143,7 @@ ModelEntry torchscript_entry() {
     if (!same_init) file.module.run_method("reset_parameters", at::randint(0, std::int64_t{1} << 62, {1}, at::kLong).item<std::int64_t>());
     return std::make_shared<ScriptModel>(std::move(file), fit, t, same_init);
   };
+  e.params = params_by_building(e.make);
   return e;
 }
 

@@ -119,6 +119,7 @@ json parse_text_value(const std::string& text, const OptionSpec& spec) {
       return list;
     }
     case OptionType::Bytes: return text;
+    case OptionType::Amount: return number(text, false);
   }
   return text;
 }

@@ -113,9 +113,9 @@ TEST(TidyRows, OneRowPerRunAndFigureWithEverySettingAsItsOwnColumn) {
   const std::vector<std::string> expected = {
       "run_key", "sweep", "status", "error", "task", "model", "seed", "base_seed", "device", "ranks_per_run",
       // task (seq_len first), model, train: the union over both models' options; precision
-      // though the specs leave it out at fp32 (train_identity)
-      "task.seq_len", "task.train_size", "model.dim", "model.feature_map", "train.batch_size", "train.lr", "train.precision",
-      "train.steps",
+      // and the budgets though the specs leave them out at their defaults (train_identity)
+      "task.seq_len", "task.train_size", "model.dim", "model.feature_map", "train.batch_size", "train.flops", "train.lr",
+      "train.precision", "train.seconds", "train.steps", "train.warmup_share",
       "figure", "value", "unit", "direction", "git_revision", "git_dirty", "device_name", "gpu_name", "threads", "world_size"};
   EXPECT_EQ(csv.header, expected);
   const auto& acc = row_of(csv, "transformer", "eval_accuracy");

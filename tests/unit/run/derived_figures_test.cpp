@@ -84,5 +84,41 @@ TEST(DerivedFigures, AModelWithoutAFlopCountOrAnUnmeasuredPeakGivesNoUtilisation
   EXPECT_EQ(m.count("flop_utilisation"), 0u);
 }
 
+TEST(DerivedFigures, TrainFlopsCountTheStepsTaken) {
+  RunFacts f = facts();
+  f.steps_done = 10;
+  EXPECT_DOUBLE_EQ(figures_from_curves({}, f).at("train_flops"), 3 * 1e9 * 8 * 10);
+  f.flops_per_sample = std::nan("");
+  EXPECT_TRUE(std::isnan(figures_from_curves({}, f).at("train_flops"))) << "not counted, never 0";
+  f.steps_done = 0;
+  EXPECT_EQ(figures_from_curves({}, f).count("train_flops"), 0u) << "a run that took no step spent nothing on training";
+}
+
+TEST(DerivedFigures, TheFirstEvaluationAtTheTargetGivesItsStepFlopsAndSeconds) {
+  RunFacts f = facts();
+  f.steps_done = 40;
+  f.target = TargetFacts{"eval_accuracy", 0.7, true};
+  Curves c = {{"eval_step", {10, 20, 30, 40}}, {"eval_accuracy", {0.5, 0.7, 0.65, 0.9}}, {"step_seconds", {}}};
+  for (int i = 0; i < 40; ++i) c["step_seconds"].push_back(i < 20 ? 0.5 : 2.0);
+  Figures m = figures_from_curves(c, f);
+  EXPECT_DOUBLE_EQ(m.at("target_reached"), 1);
+  EXPECT_DOUBLE_EQ(m.at("target_step"), 20) << "the first evaluation at or above the value, not the last";
+  EXPECT_DOUBLE_EQ(m.at("target_flops"), 3 * 1e9 * 8 * 20);
+  EXPECT_DOUBLE_EQ(m.at("target_seconds"), 20 * 0.5) << "the training steps' time before it, not after";
+  // A loss is reached from above.
+  f.target = TargetFacts{"eval_loss", 1.0, false};
+  c["eval_loss"] = {2.0, 1.2, 1.0, 0.8};
+  m = figures_from_curves(c, f);
+  EXPECT_DOUBLE_EQ(m.at("target_step"), 30);
+  // Never reached: recorded as such, with no cost at all.
+  f.target = TargetFacts{"eval_accuracy", 0.95, true};
+  m = figures_from_curves(c, f);
+  EXPECT_DOUBLE_EQ(m.at("target_reached"), 0);
+  for (const char* cost : {"target_step", "target_flops", "target_seconds"}) EXPECT_EQ(m.count(cost), 0u) << cost;
+  // A run that did not finish has not yet failed to reach it.
+  f.finished = false;
+  EXPECT_EQ(figures_from_curves(c, f).count("target_reached"), 0u);
+}
+
 }  // namespace
 }  // namespace lrb
