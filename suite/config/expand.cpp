@@ -35,7 +35,7 @@ std::vector<std::vector<std::pair<const OptionAxis*, json>>> cartesian(const std
 std::string describe_choice(const std::vector<std::pair<const OptionAxis*, json>>& choice) {
   std::vector<std::string> parts;
   for (const auto& [axis, v] : choice)
-    if (axis->values.size() > 1) parts.push_back(axis->name + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+    if (axis->values.size() > 1) parts.push_back(axis->name + "=" + setting_text(v));
   return join(parts, " ");
 }
 
@@ -246,7 +246,9 @@ json apply_size_matches(const Block& block, const ModelEntry& entry, const Choic
     SizeSearch search;
     search.smallest = std::max<std::int64_t>(1, o.min ? static_cast<std::int64_t>(std::ceil(*o.min)) : 1);
     search.largest = o.max ? static_cast<std::int64_t>(std::min(*o.max, kDefaultIntMax)) : static_cast<std::int64_t>(kDefaultIntMax);
-    search.to = m.to;
+    const std::optional<double> to = m.target_on(ts.name);
+    LRB_CHECK(to.has_value(), "a size match without a target for one of the sweep's tasks");
+    search.to = *to;
     OptionAxis trial{m.option, {json()}, m.where};
     search.count = [&](std::int64_t width) -> std::optional<double> {
       Choice c = chosen;
@@ -259,13 +261,13 @@ json apply_size_matches(const Block& block, const ModelEntry& entry, const Choic
     };
     const SizeMatchResult found = match_size(search);
     if (!found.size)
-      throw UserError(m.where, fmt::format("in {}, no {} gives {} near {:g} on task '{}': {}", section, m.option, m.figure, m.to, ts.label,
+      throw UserError(m.where, fmt::format("in {}, no {} gives {} near {:g} on task '{}': {}", section, m.option, m.figure, *to, ts.label,
                                            found.problem));
     fixed.push_back(OptionAxis{m.option, {found.size->value}, m.where});
     chosen.emplace_back(&fixed.back(), fixed.back().values[0]);
-    record[m.option] = {{"figure", m.figure}, {"to", m.to}, {"count", found.size->count}};
+    record[m.option] = {{"figure", m.figure}, {"to", *to}, {"count", found.size->count}};
     derivations.push_back(fmt::format("{} / {}: {} = {} ({} {:.6g}, nearest {:g})", ts.label, block.name, m.option, found.size->value,
-                                      m.figure, found.size->count, m.to));
+                                      m.figure, found.size->count, *to));
   }
   r = resolve_options(entry.schema, chosen, ts.info.to_json(), block.where, section);
   LRB_CHECK(!r.error, "a matched width stopped resolving");
@@ -405,6 +407,12 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
   out.claims = spec.claims;
   check_claims(out.claims, out.runs, spec.measure.has_value());
   return out;
+}
+
+std::string setting_text(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) return fmt::format("{:g}", value.get<double>());
+  return value.dump();
 }
 
 std::string matched_size_label(const json& match) {
@@ -559,7 +567,7 @@ std::string describe_run(const RunSpec& run, const std::vector<std::string>& var
     const json v = value_at_path(run.spec, path);
     if (v.is_null()) continue;
     const auto dot = path.find('.');
-    s += " " + path.substr(dot + 1) + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    s += " " + path.substr(dot + 1) + "=" + setting_text(v);
   }
   return s + " seed " + std::to_string(run.seed_index());
 }

@@ -43,6 +43,9 @@ json value_at_path(const json& spec, const std::string& path);
 // The same at a path of the spec as stored ("model.options.window", "evaluate.variants",
 // "ranks_per_run"), for the claims' selectors; nullptr where the spec has none.
 const json* spec_value_at(const json& spec, const std::string& spec_path);
+// A setting's value as a label shows it: text as it is, a number as a reader writes it
+// ("2e+13", not "20000000000000.0"), anything else as JSON.
+std::string setting_text(const json& value);
 // A matched width as a setting shows it: "params~1e+06" (spec.model.match's entry).
 std::string matched_size_label(const json& match);
 // "listops/256 transformer attention=linear seed 0"

@@ -251,12 +251,23 @@ SizeMatch parse_size_match(const std::string& option, const toml::table& t, cons
   m.figure = figure->as_string()->get();
   const toml::node* to = t.get("to");
   static const OptionSpec kTo{"to", OptionType::Amount, json(), "the count to come nearest", {}, 1.0, 1e30};
-  if (!to) throw UserError(at, where + " needs 'to': the count to come nearest, e.g. to = 1e6");
-  m.to = read_value(*to, kTo, file, section).get<double>();
-  if (m.figure == "params" && m.to > kLargestParameterMatch)
-    throw UserError(location_of(*to, file), fmt::format("{}: sizes are matched up to {:g} parameters (the search builds the model at "
+  if (!to) throw UserError(at, where + " needs 'to': the count to come nearest, e.g. to = 1e6 (or one per task: to = { listops = 1e5 })");
+  m.to_where = location_of(*to, file);
+  const auto read_target = [&](const toml::node& n) {
+    const double v = read_value(n, kTo, file, section).get<double>();
+    if (m.figure == "params" && v > kLargestParameterMatch)
+      throw UserError(location_of(n, file), fmt::format("{}: sizes are matched up to {:g} parameters (the search builds the model at "
                                                         "each width it tries); set '{}' directly for larger models",
                                                         where, kLargestParameterMatch, option));
+    return v;
+  };
+  if (const toml::table* per_task = to->as_table()) {
+    // A task's inputs and classes change what a width costs: one target per task.
+    for (const auto& [k, n] : *per_task) m.to_by_task[std::string(k.str())] = read_target(n);
+    if (m.to_by_task.empty()) throw UserError(m.to_where, where + ": 'to' is an empty table: give a target per task, e.g. { listops = 1e5 }");
+  } else {
+    m.to = read_target(*to);
+  }
   if (m.figure == "params" && !entry.params)
     throw UserError(at, where + ": model '" + entry.name + "' cannot count its parameters before it is built");
   if (m.figure == "flops" && !entry.flops)
@@ -318,6 +329,24 @@ const OptionAxis* train_axis(const SweepSpec& spec, const std::string& name) {
   return nullptr;
 }
 
+// A per-task size target names the sweep's tasks, each of them.
+void check_size_match_tasks(const SweepSpec& spec) {
+  std::vector<std::string> tasks;
+  for (const auto& b : spec.tasks) tasks.push_back(b.name);
+  for (const auto& model : spec.models)
+    for (const auto& m : model.matches) {
+      if (m.to_by_task.empty()) continue;
+      for (const auto& [task, to] : m.to_by_task)
+        if (std::find(tasks.begin(), tasks.end(), task) == tasks.end())
+          throw UserError(m.to_where, "in [[model]] '" + model.name + "', '" + m.option + "' has a target for task '" + task +
+                                          "', which this sweep does not run" + suggestion(task, tasks));
+      for (const auto& task : tasks)
+        if (!m.to_by_task.count(task))
+          throw UserError(m.to_where, "in [[model]] '" + model.name + "', '" + m.option + "' has no target for task '" + task +
+                                          "': give one per task the sweep runs");
+    }
+}
+
 // One of steps, flops and seconds sets a run's length; budgets are positive; a time budget
 // is machine-bound and says on what; the warm-up is given one way; a target is checked at
 // evaluations during training.
@@ -364,6 +393,12 @@ void check_run_length(const SweepSpec& spec) {
 }
 
 }  // namespace
+
+std::optional<double> SizeMatch::target_on(const std::string& task) const {
+  if (to_by_task.empty()) return to;
+  const auto it = to_by_task.find(task);
+  return it == to_by_task.end() ? std::nullopt : std::optional<double>(it->second);
+}
 
 SweepSpec parse_sweep(std::string_view text, const std::string& file) {
   SweepSpec spec;
@@ -421,6 +456,7 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
     throw UserError(location_of(*evaluate, file), "[evaluate] says how evaluation variants are measured; add [[variant]] tables, or remove it");
   }
   check_run_length(spec);
+  check_size_match_tasks(spec);
   if (spec.sweep.sequential && !root.get("claim"))
     throw UserError(spec.sweep.sequential_at, "in [sweep], a sequential design draws more seeds only while a claim is open, "
                                               "and this sweep states no [[claim]]: add the claims it tests, or give seeds as a "

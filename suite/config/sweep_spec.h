@@ -3,6 +3,7 @@
 // range, every model and task registered. Nothing runs before this succeeds.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,8 +57,13 @@ struct SweepSettings {
 struct SizeMatch {
   std::string option;  // "dim"
   std::string figure;  // "params" or "flops" (forward FLOPs per sample)
-  double to = 0;
+  double to = 0;       // the target on every task, or:
+  std::map<std::string, double> to_by_task;  // to = { fashion-mnist = 4e5, listops = 1e5 }
   SourceLocation where;  // the option's key
+  SourceLocation to_where;
+
+  // The target on `task`; nothing where a per-task table leaves the task out.
+  std::optional<double> target_on(const std::string& task) const;
 };
 
 struct Block {  // one [[task]] or [[model]] table

@@ -146,6 +146,29 @@ TEST(RunLengthConfig, AMatchedWidthIsTheNearestByTheModelsOwnCount) {
   EXPECT_EQ(value_at_path(r.spec, "model.dim"), json("params~30000"));
 }
 
+TEST(RunLengthConfig, APerTaskTargetSizesEachTaskByItsOwn) {
+  std::string text = with("dim = 32\nheads = 4\n", "dim = { match = \"params\", to = { listops = 30000, retrieval = 60000 } }\nheads = 4\n");
+  text = text.substr(0, text.find("[[model]]\nname = \"transformer\"\ndim = 64"));
+  text.replace(text.find("[[model]]"), 9, "[[task]]\nname = \"retrieval\"\nseq_len = 64\ntrain_size = 16\n\n[[model]]");
+  const ExpandedSweep ex = expand_sweep(parse_sweep(text, "b.toml"));
+  std::map<std::string, double> to;
+  for (const auto& r : ex.runs) to[r.task_name()] = r.spec.at("model").at("match").at("dim").at("to").get<double>();
+  EXPECT_EQ(to, (std::map<std::string, double>{{"listops", 30000}, {"retrieval", 60000}}));
+  const auto bad = [&](const std::string& from, const std::string& into, const std::string& says) {
+    std::string t = text;
+    t.replace(t.find(from), from.size(), into);
+    try {
+      (void)expand_sweep(parse_sweep(t, "bad.toml"));
+      ADD_FAILURE() << "accepted: " << into;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("bad.toml:", 0), 0u) << e.what();
+    }
+  };
+  bad("retrieval = 60000", "retreival = 60000", "which this sweep does not run; did you mean 'retrieval'");
+  bad(", retrieval = 60000", "", "has no target for task 'retrieval'");
+}
+
 struct BadBudget {
   const char* name;
   std::string text;
