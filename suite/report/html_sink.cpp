@@ -92,7 +92,9 @@ s+=dots(ys,c.mean,c.ci95,marks);
 s+='<table class="seeds"><thead><tr><th>seed</th><th class="num">'+esc(c.metric)+'</th></tr></thead><tbody>';
 for(var i=0;i<v.length;i++)s+='<tr><td>'+esc(v[i][0])+'</td><td class="num">'+esc(fmt(v[i][1]))+'</td></tr>';
 return s+'</tbody></table></div>';}
-function claimDetail(c){var a=c.a_values||[],b=c.b_values||[],ratio=c.kind==='ratio',d=[];
+function claimDetail(c){if(c.halves&&c.halves.length){var h='<div class="detail-body"><p><b>'+esc(c.name)+'</b>: '+esc(c.claimed||'')+'. <b>verdict: '+esc(c.verdict)+'</b> — '+esc(c.why||'')+'</p>';
+for(var k=0;k<c.halves.length;k++)h+=claimDetail(c.halves[k]);return h+'</div>';}
+var a=c.a_values||[],b=c.b_values||[],ratio=c.kind==='ratio',d=[];
 for(var i=0;i<a.length;i++)d.push(ratio?a[i]/b[i]:a[i]-b[i]);
 var marks=[];if(c.threshold!==null&&c.threshold!==undefined)marks.push({v:c.threshold,label:'threshold'});
 if(ratio){if(c.at_most!==undefined&&c.at_most!==null)marks.push({v:c.at_most,label:'at most'});if(c.at_least!==undefined&&c.at_least!==null)marks.push({v:c.at_least,label:'at least'});}

@@ -236,6 +236,10 @@ json claim_json(const ClaimResult& r, const ClaimPlan* plan) {
     j["stopped"] = r.stopped;
   }
   j["plan"] = plan ? claim_plan_json(*plan) : json(nullptr);
+  if (!r.halves.empty()) {
+    j["halves"] = json::array();
+    for (const auto& h : r.halves) j["halves"].push_back(claim_json(h, nullptr));
+  }
   return j;
 }
 

@@ -439,6 +439,12 @@ std::string seeds_needed_text(const ClaimResult& r) {
   return "no feasible number of seeds (≤ 100000) reaches 80 % power at the observed effect";
 }
 
+// A claim as the looks judged it: a dominates claim's two halves, else the claim itself.
+std::vector<const ClaimResult*> claim_parts(const ClaimResult& r) {
+  if (r.halves.empty()) return {&r};
+  return {&r.halves[0], &r.halves[1]};
+}
+
 Table claims_table(const Analysis& a) {
   Table tab;
   tab.id = "claims";
@@ -457,7 +463,8 @@ Table claims_table(const Analysis& a) {
     row.push_back(count(r.n));
     row.back().caution = r.n > 0 && r.n < kMinBootstrapN && r.interval && r.interval->lo < r.interval->hi;
     row.push_back(text(r.claim.claimed_text(r.higher_is_better)));
-    row.push_back(text(display_metric(r.claim.metric) + (r.higher_is_better ? " (↑)" : " (↓)")));
+    row.push_back(text(display_metric(r.claim.metric) + (r.higher_is_better ? " (↑)" : " (↓)") +
+                       (r.claim.kind == ClaimKind::Dominates ? ", cost " + r.claim.cost + " (↓)" : "")));
     row.push_back(text(r.claim.kind == ClaimKind::Scaling ? r.claim.a.label + " over " + r.claim.over.substr(r.claim.over.rfind('.') + 1)
                                                           : r.claim.a.label + " vs " + r.claim.b.label));
     row.push_back(text(r.claim.statement));
@@ -466,7 +473,7 @@ Table claims_table(const Analysis& a) {
     tab.row_keys.push_back("claim:" + std::to_string(k));
   }
   const auto fixed_paired = std::count_if(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) {
-    return !r.sequential && (r.claim.kind == ClaimKind::Better || r.claim.kind == ClaimKind::NotWorse);
+    return !r.sequential && (r.claim.kind == ClaimKind::Better || r.claim.kind == ClaimKind::NotWorse || r.claim.kind == ClaimKind::Dominates);
   });
   const bool any_fixed = std::any_of(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) { return !r.sequential; });
   if (any_fixed)
@@ -482,6 +489,11 @@ Table claims_table(const Analysis& a) {
         "interval of the look that decided the claim (or of its last look): t for Δ, Fieller's for a ratio, t for a slope, at the "
         "look's α-spending boundary, with Holm across the study's better / not-worse claims at α = {} (the looks table below)",
         a.options.alpha));
+  if (std::any_of(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) { return r.claim.kind == ClaimKind::Dominates; }))
+    tab.notes.push_back("dominates: two halves, each judged as its kind is — not worse on the metric within the margin (a "
+                        "better / not-worse claim in the Holm family) and the cost ratio A / B ≤ 1 / factor (Fieller's "
+                        "interval, as a ratio claim; an exact cost decides at once); supported when both are, refuted when "
+                        "either is, else inconclusive; the evidence shows the metric half, then the cost half");
   tab.notes.push_back("supported: the interval lies wholly in the claimed region; refuted: wholly outside it; inconclusive: it "
                       "straddles the edge; not tested: a cell has no value; (↑) higher is better, (↓) lower is better");
   if (std::any_of(tab.rows.begin(), tab.rows.end(), [](const std::vector<TableCell>& row) { return row[3].caution; }))
@@ -499,6 +511,28 @@ Table claims_table(const Analysis& a) {
   return tab;
 }
 
+// One row per look of a claim (a dominates claim: of each half).
+void add_look_rows(Table& tab, const ClaimResult& r) {
+  for (const auto& l : r.looks) {
+    std::vector<TableCell> row;
+    row.push_back(text(r.claim.name));
+    row.push_back(count(l.look));
+    row.push_back(count(static_cast<std::size_t>(l.seeds)));
+    row.push_back(count(l.n));
+    row.push_back(l.estimate ? number(*l.estimate, claim_number(r, *l.estimate)) : text("–"));
+    row.push_back(l.interval ? number(l.interval->lo, "[" + claim_number(r, l.interval->lo) + ", " + claim_number(r, l.interval->hi) + "]")
+                             : text("–"));
+    row.push_back(l.interval ? number(l.confidence, confidence_text(l.confidence, true)) : text("–"));
+    row.push_back(l.z_boundary ? number(*l.z_boundary, fmt::format("{:.3f}", *l.z_boundary))
+                               : text(l.interval ? "exact" : "–"));
+    row.push_back(number(l.alpha, fmt::format("{:.4g}", l.alpha)));
+    row.push_back(text(verdict_name(l.verdict)));
+    row.back().best = l.verdict == Verdict::Supported;
+    row.back().alert = l.verdict == Verdict::Refuted || l.verdict == Verdict::NotTested;
+    tab.rows.push_back(std::move(row));
+  }
+}
+
 // A sequential study's claims, look by look: what each look read, its repeated interval at
 // the look's boundary, and what it decided; then why the study stopped for each claim.
 Table looks_table(const Analysis& a) {
@@ -507,27 +541,8 @@ Table looks_table(const Analysis& a) {
   tab.title = "claims — looks of the sequential design";
   tab.columns = {"claim", "look", "seeds", "n", "estimate", "repeated interval", "confidence", "|z| boundary", "α share", "verdict"};
   for (const auto& study : a.studies) {
-    for (std::size_t i = study.claims_begin; i < study.claims_end; ++i) {
-      const ClaimResult& r = a.claims[i];
-      for (const auto& l : r.looks) {
-        std::vector<TableCell> row;
-        row.push_back(text(r.claim.name));
-        row.push_back(count(l.look));
-        row.push_back(count(static_cast<std::size_t>(l.seeds)));
-        row.push_back(count(l.n));
-        row.push_back(l.estimate ? number(*l.estimate, claim_number(r, *l.estimate)) : text("–"));
-        row.push_back(l.interval ? number(l.interval->lo, "[" + claim_number(r, l.interval->lo) + ", " + claim_number(r, l.interval->hi) + "]")
-                                 : text("–"));
-        row.push_back(l.interval ? number(l.confidence, confidence_text(l.confidence, true)) : text("–"));
-        row.push_back(l.z_boundary ? number(*l.z_boundary, fmt::format("{:.3f}", *l.z_boundary))
-                                   : text(l.interval ? "exact" : "–"));
-        row.push_back(number(l.alpha, fmt::format("{:.4g}", l.alpha)));
-        row.push_back(text(verdict_name(l.verdict)));
-        row.back().best = l.verdict == Verdict::Supported;
-        row.back().alert = l.verdict == Verdict::Refuted || l.verdict == Verdict::NotTested;
-        tab.rows.push_back(std::move(row));
-      }
-    }
+    for (std::size_t i = study.claims_begin; i < study.claims_end; ++i)
+      for (const ClaimResult* part : claim_parts(a.claims[i])) add_look_rows(tab, *part);
     std::string budget = study.budget_seconds ? fmt::format("budget {}, {} spent", format_budget(*study.budget_seconds),
                                                             format_budget(study.spent_seconds))
                                               : fmt::format("no budget, {} spent", format_budget(study.spent_seconds));
@@ -662,7 +677,7 @@ std::optional<Table> claim_plan_table(const Analysis& a) {
   for (const auto& [i, p] : a.plans) {
     const ClaimResult& r = a.claims[i];
     std::vector<TableCell> row;
-    row.push_back(text(r.claim.name));
+    row.push_back(text(r.claim.name + (p.half.empty() ? "" : " (" + p.half + " half)")));
     row.push_back(text(p.design.text() + (p.assumed_design ? " (assumed)" : "")));
     row.push_back(count(p.seeds_done));
     if (!p.why_not.empty()) {
