@@ -21,23 +21,16 @@ const nlohmann::json& cases() {
   return j;
 }
 
-TEST(StatsProportion, WilsonMatchesStatsmodels) {
+TEST(StatsProportion, WilsonAndClopperPearsonMatchStatsmodels) {
   ASSERT_GE(cases().size(), 10u);
-  for (const auto& c : cases()) {
-    const auto i = wilson_interval(c.at("k"), c.at("n"), c.at("confidence"));
-    ASSERT_TRUE(i) << c.dump();
-    EXPECT_NEAR(i->lo, c.at("wilson")[0].get<double>(), 1e-12) << c.dump();
-    EXPECT_NEAR(i->hi, c.at("wilson")[1].get<double>(), 1e-12) << c.dump();
-  }
-}
-
-TEST(StatsProportion, ClopperPearsonMatchesStatsmodels) {
-  for (const auto& c : cases()) {
-    const auto i = clopper_pearson_interval(c.at("k"), c.at("n"), c.at("confidence"));
-    ASSERT_TRUE(i) << c.dump();
-    EXPECT_NEAR(i->lo, c.at("clopper_pearson")[0].get<double>(), 1e-10) << c.dump();
-    EXPECT_NEAR(i->hi, c.at("clopper_pearson")[1].get<double>(), 1e-10) << c.dump();
-  }
+  using Method = std::optional<Interval> (*)(std::size_t, std::size_t, double);
+  for (const auto& [name, method] : {std::pair<const char*, Method>{"wilson", &wilson_interval}, {"clopper_pearson", &clopper_pearson_interval}})
+    for (const auto& c : cases()) {
+      const auto i = method(c.at("k"), c.at("n"), c.at("confidence"));
+      ASSERT_TRUE(i) << name << " " << c.dump();
+      EXPECT_NEAR(i->lo, c.at(name)[0].get<double>(), 1e-10) << name << " " << c.dump();
+      EXPECT_NEAR(i->hi, c.at(name)[1].get<double>(), 1e-10) << name << " " << c.dump();
+    }
 }
 
 TEST(StatsProportion, NoRunsNoShare) {
