@@ -10,6 +10,8 @@
 #include "suite/core/text.h"
 #include "suite/report/efficiency.h"
 #include "suite/report/claims.h"
+#include "suite/report/cost_tables.h"
+#include "suite/report/table_cells.h"
 #include "suite/report/text_format.h"
 
 namespace lrb {
@@ -25,45 +27,15 @@ const char* correction_label(stats::Correction c) {
 
 namespace {
 
-// A row's key for the report's data: cells[i] (table.h).
-std::string cell_key(std::size_t i) { return "cell:" + std::to_string(i); }
+using namespace table_cells;
 
-std::string slug(const std::string& s) {
-  std::string o;
-  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '-';
-  return o;
-}
-
-TableCell text(std::string s) { return TableCell{std::move(s)}; }
-TableCell number(double v, std::string s) { return TableCell{std::move(s), v}; }
-TableCell count(std::size_t n, bool alert = false) {
-  TableCell c{std::to_string(n), static_cast<double>(n)};
-  c.alert = alert && n > 0;
-  return c;
-}
 TableCell value(const std::optional<double>& v, std::size_t n) {
   if (v) return number(*v, format_value(*v));
   return text(n == 1 ? "n=1" : "–");
 }
-TableCell interval(const std::optional<stats::Interval>& i, std::size_t n, bool caution = false) {
-  if (!i) return text(n == 1 ? "n=1" : "–");
-  TableCell c = number(i->lo, format_interval(*i));
-  c.caution = caution;
-  return c;
-}
 TableCell p_value(const std::optional<double>& p, std::size_t n) {
   if (!p) return text(n == 1 ? "n=1" : "–");
   return number(*p, format_p(*p));
-}
-
-// A figure's direction as its catalogue entry gives it (suite/contracts/figures.h).
-std::string direction(const std::string& metric) {
-  switch (figure_direction(metric)) {
-    case Direction::Higher: return "higher is better";
-    case Direction::Lower: return "lower is better";
-    case Direction::None: break;
-  }
-  return "no better side: ranked high first";
 }
 
 std::string rank_text(const CellResult& c, const Unit& u, const std::vector<CellResult>& cells) {
@@ -121,7 +93,7 @@ Table summary_table(const Analysis& a, const TaskResult& t) {
   Table tab;
   tab.id = "summary-" + slug(t.task);
   tab.task = t.task;
-  tab.title = fmt::format("{} — {} ({}), over seeds", t.task, m, direction(t.metric));
+  tab.title = fmt::format("{} — {} ({}), over seeds", t.task, m, direction_text(t.metric));
   // Accuracy reads against what always answering the commonest class scores.
   bool show_chance = false;
   if (m == "accuracy")
@@ -361,6 +333,13 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
   if (any_not_counted)
     tab.notes.push_back("not counted: a figure its runs could not measure (a TorchScript model's FLOPs when none of the "
                         "products lrbench counts ran: docs/python-models.md), so FLOP/s and util are not given either");
+  for (std::size_t u : t.units)
+    for (std::size_t i : a.units[u].cells)
+      for (const auto& [option, m] : a.cells[i].cell.matched.items())
+        tab.notes.push_back(fmt::format("{}{}: {} = {} by a size match, {} {} nearest {:g}", a.cells[i].cell.entrant,
+                                        a.cells[i].cell.condition_label.empty() ? "" : " " + a.cells[i].cell.condition_label, option,
+                                        m.contains("value") ? m.at("value").dump() : "?", format_count(m.value("count", 0.0)),
+                                        m.value("figure", std::string("params")), m.value("to", 0.0)));
   // Runs that gave no figures are shown here too (in a measurement report this is the first
   // table, and a failure must never hide behind a dash).
   for (std::size_t u : t.units)
@@ -576,6 +555,8 @@ std::vector<Table> report_tables(const Analysis& a) {
       if (!t.comparisons.empty()) out.push_back(comparison_table(a, t));
     }
     if (efficiency) out.push_back(std::move(*efficiency));
+    if (auto f = front_table(a, t.task)) out.push_back(std::move(*f));
+    if (auto g = target_table(a, t.task)) out.push_back(std::move(*g));
     if (auto s = scaling_table(a, t)) out.push_back(std::move(*s));
     for (auto& v : variant_tables(a.variants, t.task)) out.push_back(std::move(v));
   }
@@ -583,6 +564,7 @@ std::vector<Table> report_tables(const Analysis& a) {
 }
 
 std::vector<Table> leaderboard_tables(const Analysis& a) {
+  if (a.cost_to_target) return cost_to_target_tables(a);
   std::vector<Table> out;
   const std::string corr = correction_label(a.options.correction);
   for (std::size_t u = 0; u < a.units.size(); ++u) {
@@ -590,7 +572,7 @@ std::vector<Table> leaderboard_tables(const Analysis& a) {
     const CellResult& first = a.cells[unit.cells.front()];
     Table tab;
     tab.id = "ranking-" + std::to_string(u + 1) + "-" + slug(unit.task);
-    tab.title = fmt::format("{} — {} ({}): tie groups", unit.label, display_metric(first.cell.metric), direction(first.cell.metric));
+    tab.title = fmt::format("{} — {} ({}): tie groups", unit.label, display_metric(first.cell.metric), direction_text(first.cell.metric));
     tab.columns = {"rank", "model", "mean ± std", "95% CI (t)", "n", "failed", "stopped", "p vs group leader (" + corr + ")"};
     std::size_t ranked = 0;
     for (std::size_t i : unit.cells) ranked += a.cells[i].rank ? 1 : 0;
