@@ -253,6 +253,7 @@ TEST(ReportCostToTarget, TablesInEveryFormatAndAUserErrorWithoutTargets) {
   EXPECT_TRUE(contains(text, "1=")) << "maelre and the transformer share text's first rank";
   EXPECT_TRUE(contains(text, "performance profile"));
   EXPECT_TRUE(contains(text, "ρ(1.25)"));
+  EXPECT_TRUE(contains(render(r, "tex"), "$\\rho$(1.25)")) << "LaTeX needs no package for the Greek letters";
   const std::string csv = render(r, "csv");
   EXPECT_TRUE(contains(csv, "\nprofile,")) << csv;
   EXPECT_TRUE(contains(csv, "\ncost_to_target,text,")) << csv;
