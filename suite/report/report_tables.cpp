@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "suite/contracts/figures.h"
 #include "suite/core/text.h"
 #include "suite/report/efficiency.h"
 #include "suite/report/claims.h"
