@@ -25,6 +25,12 @@ void add_leaderboard_command(CLI::App& app, CommandResult& result) {
                                                 "setting, mean rank and normalised score across them");
   cmd->add_option("dirs", a->dirs, "results folders")->required()->check(CLI::ExistingDirectory);
   add_report_args(cmd, a->report, false);
+  cmd->add_option("--by", a->report.by,
+                  "rank by the metric (tie groups; default) or by cost-to-target: the median cost to reach the runs' target, "
+                  "runs that never reached it counted as never, with a performance profile across tasks")
+      ->check(CLI::IsMember({"metric", "cost-to-target"}));
+  cmd->add_option("--cost", a->report.target_cost, "with --by cost-to-target: the cost counted, flops (default), seconds or steps")
+      ->check(CLI::IsMember({"flops", "seconds", "steps"}));
   cmd->callback([a, &result] {
     std::vector<std::filesystem::path> dirs(a->dirs.begin(), a->dirs.end());
     // Both freed by the exit, not one allocation at a time (keep_until_exit.h).

@@ -5,6 +5,7 @@
 
 #include "suite/cli/command.h"
 #include "suite/cli/report_args.h"
+#include "suite/config/claim_spec.h"
 #include "suite/core/exit_codes.h"
 #include "suite/core/keep_until_exit.h"
 #include "suite/report/report_builder.h"
@@ -26,6 +27,10 @@ void add_report_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--breakdown", a->report.breakdown,
                 "the efficiency table shows where the step goes: data, forward, backward, optimizer, exchange, other "
                 "(medians; the JSON and CSV reports carry them always)");
+  cmd->add_option("--cost", a->report.cost,
+                  "the cost axis of each task's accuracy-cost front: flops (training FLOPs), peak_step_bytes, step_seconds "
+                  "or params (default: flops where the runs record training FLOPs, else params)")
+      ->check(CLI::IsMember(cost_figure_names()));
   cmd->callback([a, &result] {
     // Both freed by the exit, not one allocation at a time (keep_until_exit.h).
     const ReportInput& in = keep_until_exit(load_report_input({a->dir}));

@@ -40,7 +40,8 @@ int validate(const std::string& file) {
   if (!spec.claims.empty()) {
     fmt::print("{} claim(s), each given a verdict by lrbench report:\n", spec.claims.size());
     for (const auto& c : spec.claims) {
-      fmt::print("  {} ({}, {}): A = {}", c.name, claim_kind_name(c.kind), c.metric, c.a.label);
+      fmt::print("  {} ({}, {}{}): A = {}", c.name, claim_kind_name(c.kind), c.metric,
+                 c.kind == ClaimKind::Dominates ? ", cost " + c.cost : std::string(), c.a.label);
       if (c.kind != ClaimKind::Scaling) fmt::print(", B = {}", c.b.label);
       fmt::print("\n");
     }

@@ -24,6 +24,9 @@ ReportOptions ReportArgs::options() const {
   o.bootstrap.resamples = resamples;
   o.bootstrap.seed = seed;
   o.breakdown = breakdown;
+  o.cost = cost;
+  o.rank_by = by == "cost-to-target" ? by : "";
+  o.target_cost = target_cost;
   return o;
 }
 

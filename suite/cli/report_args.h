@@ -21,6 +21,9 @@ struct ReportArgs {
   std::string format;  // "" = from -o's extension, else term
   std::string output;
   bool breakdown = false;  // report --breakdown
+  std::string cost;        // report --cost: the fronts' cost axis ("" = each task's default)
+  std::string by = "metric";       // leaderboard --by: metric or cost-to-target
+  std::string target_cost = "flops";  // leaderboard --cost: flops, seconds or steps
 
   ReportOptions options() const;
 };

@@ -26,6 +26,7 @@ const char* claim_kind_name(ClaimKind k) {
     case ClaimKind::NotWorse: return "not-worse";
     case ClaimKind::Scaling: return "scaling";
     case ClaimKind::Ratio: return "ratio";
+    case ClaimKind::Dominates: return "dominates";
   }
   return "?";
 }
@@ -33,7 +34,7 @@ const char* claim_kind_name(ClaimKind k) {
 namespace {
 
 ClaimKind claim_kind_from(const std::string& s) {
-  for (ClaimKind k : {ClaimKind::Better, ClaimKind::NotWorse, ClaimKind::Scaling, ClaimKind::Ratio})
+  for (ClaimKind k : {ClaimKind::Better, ClaimKind::NotWorse, ClaimKind::Scaling, ClaimKind::Ratio, ClaimKind::Dominates})
     if (s == claim_kind_name(k)) return k;
   throw std::invalid_argument("unknown claim kind '" + s + "'");
 }
@@ -58,8 +59,9 @@ SourceLocation key_at(const toml::key& k, const std::string& file) {
   return SourceLocation{file, static_cast<int>(k.source().begin.line), static_cast<int>(k.source().begin.column)};
 }
 
-const std::vector<std::string> kClaimKeys = {"name",   "statement", "source", "kind",   "metric",  "task",    "where",
-                                             "a",      "b",         "margin", "over",   "slope",   "at_most", "at_least"};
+const std::vector<std::string> kClaimKeys = {"name", "statement", "source", "kind",    "metric",   "task", "where", "a",
+                                             "b",    "margin",    "over",   "slope",   "at_most",  "at_least", "cost", "factor"};
+const std::vector<std::string> kClaimKinds = {"better", "not-worse", "scaling", "ratio", "dominates"};
 
 std::string required_string(const toml::table& t, const std::string& key, const std::string& file, const std::string& section,
                             const std::string& what) {
@@ -223,7 +225,11 @@ json ClaimSpec::to_json() const {
   json j = {{"name", name},           {"statement", statement}, {"source", source}, {"kind", claim_kind_name(kind)},
             {"metric", metric},       {"a", a.to_json()},       {"where", where.str()}};
   if (kind != ClaimKind::Scaling) j["b"] = b.to_json();
-  if (kind == ClaimKind::Better || kind == ClaimKind::NotWorse) j["margin"] = margin;
+  if (kind == ClaimKind::Better || kind == ClaimKind::NotWorse || kind == ClaimKind::Dominates) j["margin"] = margin;
+  if (kind == ClaimKind::Dominates) {
+    j["cost"] = cost;
+    j["factor"] = factor;
+  }
   if (kind == ClaimKind::Scaling) {
     j["over"] = over;
     j["slope"] = {slope_lo, slope_hi};
@@ -251,7 +257,43 @@ ClaimSpec ClaimSpec::from_json(const json& j) {
   }
   if (j.contains("at_most")) c.at_most = j.at("at_most").get<double>();
   if (j.contains("at_least")) c.at_least = j.at("at_least").get<double>();
+  c.cost = j.value("cost", std::string());
+  c.factor = j.value("factor", 1.0);
   return c;
+}
+
+ClaimSpec ClaimSpec::metric_half() const {
+  ClaimSpec h = *this;
+  h.name = name + ":metric";
+  h.kind = ClaimKind::NotWorse;
+  h.cost.clear();
+  h.factor = 1;
+  return h;
+}
+
+ClaimSpec ClaimSpec::cost_half() const {
+  ClaimSpec h = *this;
+  h.name = name + ":cost";
+  h.kind = ClaimKind::Ratio;
+  h.metric = cost;
+  h.margin = 0;
+  h.at_most = 1.0 / factor;
+  h.cost.clear();
+  h.factor = 1;
+  return h;
+}
+
+std::string cost_figure_name(const std::string& name) {
+  static const std::map<std::string, std::string> names = {
+      {"flops", "train_flops"},         {"train_flops", "train_flops"},         {"peak_step_bytes", "peak_step_bytes"},
+      {"step_seconds", "step_seconds_median"}, {"step_seconds_median", "step_seconds_median"}, {"params", "params"}};
+  const auto it = names.find(name);
+  return it == names.end() ? std::string() : it->second;
+}
+
+const std::vector<std::string>& cost_figure_names() {
+  static const std::vector<std::string> n = {"flops", "peak_step_bytes", "step_seconds", "params"};
+  return n;
 }
 
 std::string ClaimSpec::claimed_text(bool higher_is_better) const {
@@ -267,6 +309,8 @@ std::string ClaimSpec::claimed_text(bool higher_is_better) const {
       if (at_most && at_least) return "A / B in [" + num(*at_least) + ", " + num(*at_most) + "]";
       if (at_most) return "A / B ≤ " + num(*at_most);
       return "A / B ≥ " + num(*at_least);
+    case ClaimKind::Dominates:
+      return metric_half().claimed_text(higher_is_better) + " and cost A / B ≤ " + num(1.0 / factor);
   }
   return "?";
 }
@@ -309,12 +353,18 @@ class ClaimTableReader {
         throw UserError(key_at(k, file_), "unknown key '" + key + "' in [[claim]]" + suggestion(key, kClaimKeys));
     }
     read_identity(names);
+    if (c_.kind != ClaimKind::Dominates) {
+      forbid("cost", "it is a key of a dominates claim");
+      forbid("factor", "it is a key of a dominates claim");
+    }
     if (c_.kind == ClaimKind::Better || c_.kind == ClaimKind::NotWorse)
       read_paired_keys();
     else if (c_.kind == ClaimKind::Scaling)
       read_scaling_keys();
-    else
+    else if (c_.kind == ClaimKind::Ratio)
       read_ratio_keys();
+    else
+      read_dominates_keys();
     read_task_and_where();
     c_.a = side("a");
     if (c_.kind != ClaimKind::Scaling) c_.b = side("b");
@@ -332,13 +382,13 @@ class ClaimTableReader {
     section_ = "[[claim]] '" + c_.name + "'";
     c_.statement = required_string(t_, "statement", file_, section_, "the claim in words");
     c_.source = required_string(t_, "source", file_, section_, "where it comes from, e.g. \"MAELRE (arXiv 2507.19409), Table 1\"");
-    kind_ = required_string(t_, "kind", file_, section_, "better, not-worse, scaling or ratio");
+    kind_ = required_string(t_, "kind", file_, section_, "better, not-worse, scaling, ratio or dominates");
     try {
       c_.kind = claim_kind_from(kind_);
     } catch (const std::invalid_argument&) {
       throw UserError(location_of(*t_.get("kind"), file_),
                       "in " + section_ + ", 'kind' has no value \"" + kind_ + "\"" +
-                          suggestion(kind_, {"better", "not-worse", "scaling", "ratio"}));
+                          suggestion(kind_, kClaimKinds));
     }
     const std::string metric = required_string(t_, "metric", file_, section_,
                                                "a task metric such as \"accuracy\", or a run figure such as \"peak_bytes\"");
@@ -407,6 +457,36 @@ class ClaimTableReader {
       throw UserError(c_.where, section_ + " (ratio) needs 'at_most' and/or 'at_least': the claimed bound on mean(A) / mean(B)");
     if (c_.at_most && c_.at_least && *c_.at_least > *c_.at_most)
       throw UserError(location_of(*t_.get("at_least"), file_), "in " + section_ + ", 'at_least' is above 'at_most'");
+  }
+
+  // A dominates claim: the metric within `margin` (not-worse half) and the cost by `factor` (ratio half).
+  void read_dominates_keys() {
+    forbid("over", "it compares two cells");
+    forbid("slope", "it compares two cells");
+    forbid("at_most", "give the cost's 'factor' instead");
+    forbid("at_least", "give the cost's 'factor' instead");
+    const toml::node& cost = need("cost", "the cost figure A is cheaper on: " + join(cost_figure_names(), ", "));
+    const auto name = cost.as_string();
+    c_.cost = name ? cost_figure_name(name->get()) : std::string();
+    if (c_.cost.empty()) {
+      std::vector<std::string> known = cost_figure_names();
+      for (const char* stored : {"train_flops", "step_seconds_median"}) known.push_back(stored);
+      throw UserError(location_of(cost, file_), "in " + section_ + ", 'cost' must name a cost figure (" +
+                                                    join(cost_figure_names(), ", ") + ", or train_flops, step_seconds_median)" +
+                                                    (name ? suggestion(name->get(), known) : std::string()));
+    }
+    if (const toml::node* n = t_.get("margin")) {
+      c_.margin = number_at(*n, file_, section_, "margin");
+      if (c_.margin < 0)
+        throw UserError(location_of(*n, file_), "in " + section_ + ", 'margin' must not be negative (how much worse on the metric "
+                                                                   "still counts as at least as good, in the metric's units)");
+    }
+    if (const toml::node* n = t_.get("factor")) {
+      c_.factor = number_at(*n, file_, section_, "factor");
+      if (!(c_.factor >= 1))
+        throw UserError(location_of(*n, file_), "in " + section_ + ", 'factor' must be at least 1 (A's cost × factor ≤ B's cost; "
+                                                                   "1: A costs no more than B)");
+    }
   }
 
   // The task and the 'where' options both sides share.
@@ -632,7 +712,8 @@ void ClaimChecker::check_metric(const std::vector<const RunSpec*>& matched, cons
 // Better and not-worse need a better side (the figure catalogue's direction).
 void ClaimChecker::check_direction() const {
   const FigureDef* figure = find_figure(c.metric);
-  if ((c.kind == ClaimKind::Better || c.kind == ClaimKind::NotWorse) && figure && figure->direction == Direction::None)
+  const bool directed_kind = c.kind == ClaimKind::Better || c.kind == ClaimKind::NotWorse || c.kind == ClaimKind::Dominates;
+  if (directed_kind && figure && figure->direction == Direction::None)
     throw UserError(c.metric_where, "in " + section + ", '" + c.metric + "' has no better side (" + figure->recorded_by +
                                         " records it; neither larger nor smaller is better), so '" + claim_kind_name(c.kind) +
                                         "' cannot be judged: claim a ratio with at_least and at_most instead");
@@ -662,6 +743,9 @@ void ClaimChecker::check() {
     throw UserError(c.b.where, "in " + section + ", 'a' and 'b' select the same cell; a claim compares two different cells");
   check_metric(a, c.a, "a");
   check_metric(b, c.b, "b");
+  if (c.kind == ClaimKind::Dominates && measurement && c.cost == "train_flops")
+    throw UserError(c.where, "in " + section + ", this sweep measures ([measure]) and does not train: 'train_flops' is not "
+                                                "recorded; claim a cost such as peak_step_bytes, step_seconds or params");
 }
 
 }  // namespace

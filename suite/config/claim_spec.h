@@ -7,7 +7,10 @@
 //   not-worse  A is within `margin` of B or better (paired by seed);
 //   scaling    the metric of A grows with `over` (seq_len or batch_size) as a power law whose
 //              log-log slope lies in `slope` = [lo, hi];
-//   ratio      mean(A) / mean(B) is at most `at_most` and/or at least `at_least`.
+//   ratio      mean(A) / mean(B) is at most `at_most` and/or at least `at_least`;
+//   dominates  A is at least as good as B on the metric within `margin` (a not-worse half)
+//              and cheaper by `factor` on a cost figure: mean cost A / mean cost B ≤ 1/factor
+//              (a ratio half); supported when both halves are, refuted when either is.
 // Selectors are checked against the expanded sweep before anything runs (each side must
 // name exactly one cell, or for scaling one cell per value of `over`), so a claim that
 // cannot be tested is a file:line:column error, not a surprise in the report. The report
@@ -29,7 +32,7 @@ namespace lrb {
 
 struct RunSpec;
 
-enum class ClaimKind { Better, NotWorse, Scaling, Ratio };
+enum class ClaimKind { Better, NotWorse, Scaling, Ratio, Dominates };
 const char* claim_kind_name(ClaimKind k);
 
 // One side of a claim: the runs whose resolved spec has every (path, value) pair. Paths are
@@ -69,13 +72,25 @@ struct ClaimSpec {
   std::string over;       // scaling: "task.seq_len" or "train.batch_size"
   double slope_lo = 0, slope_hi = 0;                // scaling
   std::optional<double> at_most, at_least;          // ratio
+  std::string cost;       // dominates: the stored cost figure ("train_flops", "params", ...)
+  double factor = 1;      // dominates: A's cost × factor ≤ B's cost
   SourceLocation where;
 
   json to_json() const;
   static ClaimSpec from_json(const json& j);
   // "Δ > 0", "slope in [0.9, 1.1]", "ratio ≤ 0.627": the claimed region, for tables.
   std::string claimed_text(bool higher_is_better) const;
+  // A dominates claim's halves, each a claim of its own kind judged as such: the not-worse
+  // half on the metric ("<name>:metric") and the ratio half on the cost ("<name>:cost").
+  ClaimSpec metric_half() const;
+  ClaimSpec cost_half() const;
 };
+
+// The cost figures a dominates claim (and `report --cost`) may name: the stored name of
+// "flops", "peak_step_bytes", "step_seconds", "params" or of a stored name among them
+// ("train_flops", "step_seconds_median"); "" for any other name.
+std::string cost_figure_name(const std::string& name);
+const std::vector<std::string>& cost_figure_names();  // the short names, for messages
 
 // Figures every run records beside its task's metrics, which a claim may name.
 const std::vector<std::string>& claimable_run_figures();

@@ -62,6 +62,14 @@ std::vector<FigureDef> runner_figures() {
       figure("model_flops_per_s", U::Rate, D::Higher, false, by),
       figure("flop_utilisation", U::Share, D::Higher, false, by),
       figure("wall_seconds", U::Seconds, D::Lower, false, by),
+      // The cost of training: 3 x flops_per_sample x batch x steps done (NaN where the model's
+      // FLOPs are not counted), and, in runs with a target, whether and at what cost their
+      // evaluation first reached it (the three costs absent when it never did).
+      figure("train_flops", U::Count, D::Lower, true, by),
+      figure("target_reached", U::Share, D::Higher, false, by),
+      figure("target_step", U::Count, D::Lower, false, by),
+      figure("target_flops", U::Count, D::Lower, false, by),
+      figure("target_seconds", U::Seconds, D::Lower, false, by),
       // The counting allocator's peaks: exact counts on a CPU.
       figure("peak_bytes", U::Bytes, D::Lower, true, by),
       figure("peak_step_bytes", U::Bytes, D::Lower, true, by),

@@ -187,8 +187,8 @@ void fit_scaling(Analysis& a, TaskResult& task) {
 }
 
 void task_warnings(const Analysis& a, TaskResult& t) {
-  std::set<int> threads;
-  std::set<std::string> revisions, devices;
+  std::set<int> threads, budget_threads;
+  std::set<std::string> revisions, devices, budget_devices;
   std::vector<std::string> n1, small_boot, duplicates, at_chance, same_init;
   for (std::size_t u : t.units)
     for (std::size_t i : a.units[u].cells) {
@@ -196,6 +196,8 @@ void task_warnings(const Analysis& a, TaskResult& t) {
       threads.insert(c.threads.begin(), c.threads.end());
       revisions.insert(c.revisions.begin(), c.revisions.end());
       devices.insert(c.devices.begin(), c.devices.end());
+      budget_devices.insert(c.budget_devices.begin(), c.budget_devices.end());
+      budget_threads.insert(c.budget_threads.begin(), c.budget_threads.end());
       const std::string name = c.entrant + (c.condition_label.empty() ? "" : " " + c.condition_label);
       if (c.same_init) same_init.push_back(name);
       if (c.values.size() == 1) n1.push_back(name);
@@ -217,6 +219,12 @@ void task_warnings(const Analysis& a, TaskResult& t) {
   if (devices.size() > 1)
     t.warnings.push_back(fmt::format("{}: the table mixes devices ({}); timings and memory are not comparable across them", task,
                                      fmt::join(devices, ", ")));
+  if (budget_devices.size() > 1 || budget_threads.size() > 1)
+    t.warnings.push_back(fmt::format("{}: runs trained to a wall-time budget (train.seconds) ran on {} ({}) with {} thread count(s) ({}): "
+                                     "their lengths are not comparable (a faster machine trains more steps in the same seconds); "
+                                     "compare them at a FLOP or step budget, or on one machine",
+                                     task, budget_devices.size() > 1 ? "different devices" : "one device", fmt::join(budget_devices, ", "),
+                                     budget_threads.size(), fmt::join(budget_threads, ", ")));
   if (!n1.empty())
     t.warnings.push_back(fmt::format("{}: {} cell(s) with n = 1 ({}): no std and no interval, shown as \"n=1\"", task,
                                      n1.size(), fmt::join(n1, "; ")));
@@ -451,6 +459,8 @@ void finish_tasks(Analysis& a, const ReportOptions& options) {
 Analysis analyse(const ReportInput& input, const ReportOptions& options) {
   if (!(options.alpha > 0 && options.alpha < 1)) throw UserError("--alpha must lie in (0, 1)");
   if (options.bootstrap.resamples < 100) throw UserError("--resamples must be at least 100");
+  if (!options.cost.empty() && cost_figure_name(options.cost).empty())
+    throw UserError("--cost " + options.cost + " is not a cost figure" + suggestion(options.cost, cost_figure_names()));
   Analysis a;
   a.options = options;
   a.bad = input.bad;
@@ -461,6 +471,10 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
   run_comparisons(a, plan_comparisons(a, options), options);
   finish_tasks(a, options);
   rank_overall(a);
+  a.fronts = pareto_fronts(a, a.warnings);
+  for (std::size_t i = 0; i < a.cells.size(); ++i)
+    if (!a.cells[i].cell.target_runs.empty()) a.targets.push_back(summarise_target(a.cells[i].cell, i, options.bootstrap.confidence));
+  if (options.rank_by == "cost-to-target") a.cost_to_target = cost_to_target(a, options.target_cost);
   ClaimSettings cs;
   cs.alpha = options.alpha;
   cs.bootstrap = options.bootstrap;

@@ -12,9 +12,12 @@
 
 #include "suite/report/cells.h"
 #include "suite/report/claims.h"
+#include "suite/report/cost_to_target.h"
+#include "suite/report/pareto.h"
 #include "suite/report/sequential_claims.h"
 #include "suite/report/study_plan.h"
 #include "suite/report/report_input.h"
+#include "suite/report/targets.h"
 #include "suite/report/variants.h"
 #include "suite/stats/describe.h"
 #include "suite/stats/multiple_testing.h"
@@ -38,6 +41,13 @@ struct ReportOptions {
   // The efficiency table shows where the step goes (data, forward, backward, optimizer,
   // exchange, other); the JSON and CSV reports carry those figures either way.
   bool breakdown = false;
+  // The cost axis of the accuracy–cost fronts (pareto.h): flops, peak_step_bytes,
+  // step_seconds or params; "" for each task's default.
+  std::string cost;
+  // `leaderboard --by cost-to-target`: rank by the median cost to the target, counted in
+  // `target_cost` (flops, seconds or steps); "" ranks by the metric.
+  std::string rank_by;
+  std::string target_cost = "flops";
 };
 
 // Below these, an interval is shown but flagged (‡) and a warning says why.
@@ -123,6 +133,9 @@ struct Analysis {
   std::vector<ComparisonResult> comparisons;
   std::vector<ScalingResult> scaling;
   std::vector<VariantGroup> variants;  // evaluation variants, per task and setting
+  std::vector<TaskFront> fronts;       // accuracy–cost fronts, per task
+  std::vector<TargetSummary> targets;  // cells whose runs have a target
+  std::optional<CostToTarget> cost_to_target;  // with rank_by = "cost-to-target"
   std::vector<TaskResult> tasks;
   OverallResult overall;
   std::vector<std::string> warnings;

@@ -1,5 +1,7 @@
 #include "suite/report/cells.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -148,6 +150,29 @@ struct CellPaths {
   std::map<std::string, std::string> names;
 };
 
+// A model option chosen by a size match (spec model.match.<option>): "params≈1e+06", the
+// same on every task where the width it gave differs; "" for an option set by hand.
+std::string match_label(const nlohmann::json& spec, const std::string& option) {
+  const nlohmann::json& model = spec.at("model");
+  const auto m = model.find("match");
+  if (m == model.end() || !m->is_object()) return "";
+  const auto o = m->find(option);
+  if (o == m->end() || !o->is_object()) return "";
+  const auto to = o->find("to");
+  return fmt::format("{}≈{:g}", o->value("figure", std::string("params")), to != o->end() && to->is_number() ? to->get<double>() : 0.0);
+}
+
+// The matched options of one model's runs on one task whose matches differ (two targets):
+// they tell cells apart even where two targets happened to give one width.
+void add_differing_matches(const std::vector<const nlohmann::json*>& specs, std::vector<std::string>& paths) {
+  std::map<std::string, std::set<std::string>> labels;
+  for (const nlohmann::json* s : specs)
+    if (const auto m = s->at("model").find("match"); m != s->at("model").end() && m->is_object())
+      for (const auto& [option, how] : m->items()) labels[option].insert(match_label(*s, option));
+  for (const auto& [option, seen] : labels)
+    if (seen.size() > 1 && std::find(paths.begin(), paths.end(), "model." + option) == paths.end()) paths.push_back("model." + option);
+}
+
 CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const RunRecord*>& first_runs) {
   std::map<std::string, std::vector<const nlohmann::json*>> specs_by_task;
   std::map<std::pair<std::string, std::string>, std::vector<const nlohmann::json*>> specs_by_task_model;
@@ -167,6 +192,7 @@ CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const
     auto& paths = out.model_paths[task_model.second];
     for (const auto& p : with_prefix(varying_paths(specs), {"model."}))
       if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
+    add_differing_matches(specs, paths);
     all_paths.insert(paths.begin(), paths.end());
   }
   for (const auto& [task, specs] : specs_by_task) {
@@ -200,9 +226,16 @@ class CellIndex {
     probe.task = task_of(r);
     probe.model = model_of(r);
     probe.metric = metric_by_task_[probe.task];
+    std::set<std::string> matched;  // options named by their match, not their value
     for (const auto& path : paths_.model_paths.at(probe.model)) {
+      const std::string& name = paths_.names.at(path);
+      if (std::string label = match_label(r.spec, path.substr(6)); !label.empty()) {
+        probe.model_options[name] = std::move(label);
+        matched.insert(name);
+        continue;
+      }
       const auto v = value_of(r.spec, path);
-      if (!v.is_null()) probe.model_options[paths_.names.at(path)] = v;
+      if (!v.is_null()) probe.model_options[name] = v;
     }
     for (const auto& path : paths_.condition_paths.at(probe.task)) {
       const auto v = value_of(r.spec, path);
@@ -213,8 +246,9 @@ class CellIndex {
     const std::string id = probe.task + "\n" + probe.model + "\n" + probe.model_options.dump() + "\n" + probe.condition.dump();
     auto [it, fresh] = index_.emplace(id, cells_.size());
     if (fresh) {
-      const std::string options = label_of(probe.model_options);
-      probe.entrant = options.empty() ? probe.model : probe.model + " " + options;
+      probe.entrant = probe.model;
+      for (const auto& [k, v] : probe.model_options.items())
+        probe.entrant += " " + (matched.count(k) ? v.get<std::string>() : k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
       probe.condition_label = label_of(probe.condition);
       probe.seq_len = r.spec.at("task").at("seq_len").get<std::int64_t>();
       cells_.push_back(std::move(probe));
@@ -230,6 +264,53 @@ class CellIndex {
   std::map<std::string, std::size_t> index_;  // cell id -> position in cells_
   std::vector<Cell> cells_;
 };
+
+// A run's outcome against its target; failed runs never reached it (AlgoPerf's rule: a
+// trial that fails has no time to the target), stopped runs have not finished.
+TargetOutcome target_outcome(const RunRecord& r, std::int64_t seed, std::uint32_t run) {
+  TargetOutcome t{seed, run, "not reached", std::nullopt, std::nullopt, std::nullopt};
+  if (r.status != RunStatus::Ok) {
+    t.status = r.status == RunStatus::Failed ? "failed" : "stopped";
+    return t;
+  }
+  const auto finite = [&r](const char* name) -> std::optional<double> {
+    const auto it = r.metrics.find(name);
+    if (it == r.metrics.end() || !std::isfinite(it->second)) return std::nullopt;
+    return it->second;
+  };
+  const auto reached = finite("target_reached");
+  t.step = finite("target_step");
+  if (!reached || *reached != 1.0 || !t.step) {
+    t.step.reset();
+    return t;
+  }
+  t.status = "reached";
+  t.flops = finite("target_flops");
+  t.seconds = finite("target_seconds");
+  return t;
+}
+
+// The size matches of a cell's run: each matched option with the value it chose.
+nlohmann::json matched_options(const RunRecord& r) {
+  nlohmann::json out = nlohmann::json::object();
+  const nlohmann::json& model = r.spec.at("model");
+  const auto m = model.find("match");
+  if (m == model.end() || !m->is_object()) return out;
+  for (const auto& [option, how] : m->items()) {
+    out[option] = how;
+    if (const nlohmann::json* v = spec_value_at(r.spec, "model.options." + option)) out[option]["value"] = *v;
+  }
+  return out;
+}
+
+// Where runs trained to a wall-time budget: their machines matter to their lengths.
+void note_time_budget(Cell& cell, const RunRecord& r) {
+  const auto train = r.spec.find("train");
+  if (train == r.spec.end() || !train->contains("seconds")) return;
+  cell.budget_devices.insert(device_of(r));
+  if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
+    cell.budget_threads.insert(r.provenance.at("threads").get<int>());
+}
 
 // One cell's values, efficiency figures, chance levels, problems and labels, from its own
 // runs in their order.
@@ -274,6 +355,12 @@ void fill_cell(Cell& cell, const std::vector<const RunRecord*>& runs) {
                                 r.key.substr(0, 12) + "); the first is used");
       continue;
     }
+    note_time_budget(cell, r);
+    if (cell.matched.empty()) cell.matched = matched_options(r);
+    if (const auto t = r.spec.at("train").find("target"); t != r.spec.at("train").end()) {
+      if (cell.target.is_null()) cell.target = *t;
+      cell.target_runs.push_back(target_outcome(r, seed, run_key()));
+    }
     if (r.status != RunStatus::Ok) {
       const bool failed = r.status == RunStatus::Failed;
       ++(failed ? cell.failed : cell.stopped);
@@ -305,6 +392,7 @@ void sort_cells(std::vector<Cell>& cells) {
       it = it->second.empty() ? c.efficiency.erase(it) : std::next(it);
     std::sort(c.values.begin(), c.values.end(), by_seed);
     std::sort(c.problems.begin(), c.problems.end(), by_seed);
+    std::sort(c.target_runs.begin(), c.target_runs.end(), by_seed);
     for (auto& [name, v] : c.efficiency) std::sort(v.begin(), v.end(), by_seed);
   }
   std::stable_sort(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) {

@@ -36,6 +36,14 @@ struct RunProblem {
   std::string reason;
 };
 
+// A run of a cell whose spec has a target (train.target): whether and when it reached it.
+struct TargetOutcome {
+  std::int64_t seed = 0;
+  std::uint32_t run = 0;  // the run's key is its cell's run_keys[run]
+  std::string status;     // "reached", "not reached", "failed", "stopped"
+  std::optional<double> step, flops, seconds;  // reached only; flops and seconds where recorded
+};
+
 struct Cell {
   std::string task;
   std::string model;                                       // registry name
@@ -63,6 +71,17 @@ struct Cell {
   std::vector<SeedValue> chance;
   std::set<int> threads;
   std::set<std::string> revisions, devices;
+  // Runs with a target: the target ({metric, value}; null without one) and each run's outcome, by seed.
+  nlohmann::json target;
+  std::vector<TargetOutcome> target_runs;
+  // Model options chosen by a size match (spec model.match): option -> {figure, to, count,
+  // value}, from the cell's first run. Such an option names the entrant by its match
+  // ("maelre params≈1e+06"), which is the same on every task, not by the width it gave.
+  nlohmann::json matched = nlohmann::json::object();
+  // Runs trained to a wall-time budget (train.seconds): their devices and thread counts,
+  // whose mixing makes their lengths incomparable.
+  std::set<std::string> budget_devices;
+  std::set<int> budget_threads;
   // A run whose seeds all started from one set of saved weights (provenance model.same_init:
   // a TorchScript module trained with same_init = true): its spread is not the initialisation's.
   bool same_init = false;

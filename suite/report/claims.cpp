@@ -202,8 +202,10 @@ bool evaluate_paired(ClaimResult& r, const std::vector<RunRecord>& runs, std::ve
 
 }  // namespace
 
-std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, const std::vector<RunRecord>& runs,
-                                         const ClaimSettings& s) {
+namespace {
+
+std::vector<ClaimResult> evaluate_parts(const std::vector<ClaimSpec>& claims, const std::vector<RunRecord>& runs,
+                                        const ClaimSettings& s) {
   std::vector<ClaimResult> out;
   std::vector<std::vector<double>> shifted(claims.size());  // better / not-worse: Δ − threshold per seed
   std::vector<std::size_t> family;  // indices of tested better / not-worse claims with a p-value
@@ -261,6 +263,51 @@ std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, c
   return out;
 }
 
+}  // namespace
+
+std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, const std::vector<RunRecord>& runs,
+                                         const ClaimSettings& s) {
+  std::vector<ClaimSpec> parts;
+  for (const auto& c : claims) {
+    if (c.kind != ClaimKind::Dominates) {
+      parts.push_back(c);
+      continue;
+    }
+    parts.push_back(c.metric_half());
+    parts.push_back(c.cost_half());
+  }
+  std::vector<ClaimResult> judged = evaluate_parts(parts, runs, s);
+  std::vector<ClaimResult> out;
+  std::size_t next = 0;
+  for (const auto& c : claims) {
+    if (c.kind != ClaimKind::Dominates) {
+      out.push_back(std::move(judged[next++]));
+      continue;
+    }
+    out.push_back(fold_halves(c, std::move(judged[next]), std::move(judged[next + 1])));
+    next += 2;
+  }
+  return out;
+}
+
+ClaimResult fold_halves(const ClaimSpec& claim, ClaimResult metric, ClaimResult cost) {
+  ClaimResult r = metric;  // the metric half's evidence, read first
+  r.claim = claim;
+  const auto either = [&](Verdict v) { return metric.verdict == v || cost.verdict == v; };
+  if (either(Verdict::Refuted)) r.verdict = Verdict::Refuted;
+  else if (metric.verdict == Verdict::Supported && cost.verdict == Verdict::Supported) r.verdict = Verdict::Supported;
+  else if (either(Verdict::NotTested)) r.verdict = Verdict::NotTested;
+  else r.verdict = Verdict::Inconclusive;
+  r.why = fmt::format("metric half {}: {}; cost half {}: {}", verdict_name(metric.verdict), metric.why, verdict_name(cost.verdict), cost.why);
+  for (const auto& n : cost.notes)
+    if (std::find(r.notes.begin(), r.notes.end(), n) == r.notes.end()) r.notes.push_back(n);
+  if (r.sequential) r.stopped = "metric half: " + metric.stopped + "; cost half: " + cost.stopped;
+  r.halves.clear();
+  r.halves.push_back(std::move(metric));
+  r.halves.push_back(std::move(cost));
+  return r;
+}
+
 namespace {
 
 // A difference in the metric's own unit: "-6.70 MiB", "+12.3 ms", "+0.0125".
@@ -278,7 +325,8 @@ std::string signed_in_unit(const std::string& metric, double v) {
 std::string claim_number(const ClaimResult& r, double v) {
   switch (r.claim.kind) {
     case ClaimKind::Better:
-    case ClaimKind::NotWorse: return signed_in_unit(r.claim.metric, v);
+    case ClaimKind::NotWorse:
+    case ClaimKind::Dominates: return signed_in_unit(r.claim.metric, v);
     case ClaimKind::Ratio: return fmt::format("{:.4g}", v);
     case ClaimKind::Scaling: return fmt::format("{:.3f}", v);
   }
@@ -294,6 +342,7 @@ std::string confidence_text(double confidence, bool near_certain) {
 }
 
 std::string claim_evidence(const ClaimResult& r) {
+  if (r.halves.size() == 2) return claim_evidence(r.halves[0]) + "; cost " + claim_evidence(r.halves[1]);
   if (!r.estimate) return "–";
   const std::string pct = confidence_text(r.confidence, r.sequential);
   // A sequential claim's interval is the repeated interval of the look that decided it (or the last).
@@ -323,6 +372,7 @@ std::string claim_evidence(const ClaimResult& r) {
       if (r.interval) s += fmt::format(" [{:.3f}, {:.3f}] ({} t{})", r.interval->lo, r.interval->hi, pct, at_look);
       return s;
     }
+    case ClaimKind::Dominates: break;  // judged as its halves (above)
   }
   return "–";
 }

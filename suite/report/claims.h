@@ -69,11 +69,20 @@ struct ClaimResult {
   bool sequential = false;
   std::vector<ClaimLook> looks;
   std::string stopped;
+  // A dominates claim: its not-worse half on the metric and its ratio half on the cost, each
+  // judged as a claim of that kind; the fields above are the metric half's, the verdict both's.
+  std::vector<ClaimResult> halves;
 };
 
-// Claims as given (deduplicated by the caller), evaluated on `runs`.
+// Claims as given (deduplicated by the caller), evaluated on `runs`. A dominates claim is
+// judged as its two halves (ClaimSpec::metric_half, cost_half; the metric half joins the
+// Holm family), then folded back into one result (fold_halves).
 std::vector<ClaimResult> evaluate_claims(const std::vector<ClaimSpec>& claims, const std::vector<RunRecord>& runs,
                                          const ClaimSettings& settings);
+
+// A dominates claim from its halves: supported when both are, refuted when either is, not
+// tested when a half is (and none refuted), else inconclusive; the metric half's evidence on top.
+ClaimResult fold_halves(const ClaimSpec& claim, ClaimResult metric, ClaimResult cost);
 
 // "Δ = +0.043 [+0.021, +0.065] (98.3 % CI)": the evidence column of a claims table.
 std::string claim_evidence(const ClaimResult& r);

@@ -1,5 +1,6 @@
 // The machine-readable sinks: JSON (Report::data as is) and CSV (one row per cell,
 // comparison, run without a value, scaling fit and overall rank, from Report::data).
+#include <functional>
 #include <map>
 
 #include "suite/report/cells.h"
@@ -29,7 +30,11 @@ const std::vector<std::string>& csv_columns() {
         "claim", "claim_kind", "verdict", "estimate", "interval_lo", "interval_hi", "confidence", "seeds_needed", "chance"};
     for (const auto& m : efficiency_metrics()) c.push_back(m.name);
     for (const char* s : {"figure", "lengths", "slope", "slope_ci95_lo", "slope_ci95_hi", "r_squared", "mean_rank",
-                          "mean_rank_ci_lo", "mean_rank_ci_hi", "normalised_iqm", "normalised_iqm_ci_lo", "normalised_iqm_ci_hi"})
+                          "mean_rank_ci_lo", "mean_rank_ci_hi", "normalised_iqm", "normalised_iqm_ci_lo", "normalised_iqm_ci_hi",
+                          "cost", "cost_mean", "cost_ci95_lo", "cost_ci95_hi", "cost_exact", "on_front", "dominated_by", "delta",
+                          "delta_ci95_lo", "delta_ci95_hi", "cost_ratio", "cost_ratio_ci95_lo", "cost_ratio_ci95_hi", "clear", "runs",
+                          "reached", "share", "share_ci95_lo", "share_ci95_hi", "median_steps", "median_flops", "median_seconds",
+                          "median", "tau", "rho"})
       c.push_back(s);
     return c;
   }();
@@ -56,6 +61,73 @@ void put_interval(Row& r, const std::string& prefix, const json& i) {
   r[prefix + "_hi"] = i[1];
 }
 
+// The claims, a dominates claim's halves as rows of their own.
+void claim_rows(const json& d, const std::function<void(const Row&)>& emit) {
+  for (const auto& c : d.value("claims", json::array())) {
+    Row r{{"kind", "claim"},           {"claim", c["name"]},          {"claim_kind", c["kind"]},   {"metric", c["metric_key"]},
+          {"entrant", c["a"]["label"]}, {"verdict", c["verdict"]},    {"estimate", c["estimate"]}, {"n", c["n"]},
+          {"confidence", c["confidence"]}, {"p_holm", c["p_holm"]}, {"seeds_needed", c["seeds_needed"]}, {"reason", c["why"]}};
+    if (c.contains("b")) r["baseline"] = c["b"]["label"];
+    put_interval(r, "interval", c["interval"]);
+    emit(r);
+    for (const auto& h : c.value("halves", json::array())) {
+      Row hr{{"kind", "claim_half"}, {"claim", c["name"]},       {"claim_kind", h["kind"]}, {"metric", h["metric_key"]},
+             {"entrant", h["a"]["label"]}, {"baseline", h["b"]["label"]}, {"verdict", h["verdict"]}, {"estimate", h["estimate"]},
+             {"n", h["n"]}, {"confidence", h["confidence"]}, {"p_holm", h["p_holm"]}, {"reason", h["why"]}};
+      put_interval(hr, "interval", h["interval"]);
+      emit(hr);
+    }
+  }
+}
+
+// Accuracy–cost fronts (one row per cell of a front) and the cost to a target (one per cell).
+void cost_rows(const json& d, const std::function<void(const Row&)>& emit) {
+  for (const auto& f : d.value("fronts", json::array()))
+    for (const auto& p : f["points"]) {
+      Row r{{"kind", "front"}, {"task", f["task"]}, {"entrant", p["entrant"]}, {"setting", label_of(p["setting"])},
+            {"metric", f["metric"]}, {"n", p["n"]}, {"failed", p["failed"]}, {"stopped", p["stopped"]}, {"mean", p["metric_mean"]},
+            {"cost", f["cost"]}, {"cost_mean", p["cost_mean"]}, {"cost_exact", p["cost_exact"]}, {"on_front", p["on_front"]},
+            {"reason", p["why_not_placed"]}};
+      put_interval(r, "ci95", p["metric_ci95"]);
+      put_interval(r, "cost_ci95", p["cost_ci95"]);
+      if (const json& by = p["dominated_by"]; by.is_object()) {
+        for (const char* k : {"delta", "cost_ratio", "clear"}) r[k] = by[k];
+        r["dominated_by"] = by["entrant"].get<std::string>() + (label_of(by["setting"]).empty() ? "" : " " + label_of(by["setting"]));
+        r["reason"] = by["reading"];
+        put_interval(r, "delta_ci95", by["delta_ci95"]);
+        put_interval(r, "cost_ratio_ci95", by["cost_ratio_ci95"]);
+      }
+      emit(r);
+    }
+  for (const auto& t : d.value("targets", json::array())) {
+    Row r{{"kind", "target"}, {"task", t["task"]}, {"entrant", t["entrant"]}, {"setting", label_of(t["setting"])},
+          {"metric", t["target"].value("metric", json())}, {"runs", t["runs"]}, {"n", t["finished"]}, {"reached", t["reached"]},
+          {"failed", t["failed"]}, {"stopped", t["stopped"]}, {"share", t["share"]}, {"median_steps", t["median_steps"]},
+          {"median_flops", t["median_flops"]}, {"median_seconds", t["median_seconds"]},
+          {"reason", t["median_reached"].get<bool>() ? json() : json("not reached: half or more of the runs never reached the target")}};
+    put_interval(r, "share_ci95", t["share_wilson95"]);
+    emit(r);
+  }
+}
+
+// `leaderboard --by cost-to-target`: the ranking per task and the performance profile.
+void cost_to_target_rows(const json& d, const std::function<void(const Row&)>& emit) {
+  const auto c = d.find("cost_to_target");
+  if (c == d.end()) return;
+  for (const auto& u : (*c)["tasks"])
+    for (const auto& m : u["models"]) {
+      Row r{{"kind", "cost_to_target"}, {"task", u["task"]}, {"setting", label_of(u["setting"])}, {"entrant", m["entrant"]},
+            {"cost", (*c)["cost"]}, {"rank", m["rank"]}, {"median", m["median"]}, {"n", m["finished"]}, {"reached", m["reached"]},
+            {"share", m["share"]}};
+      put_interval(r, "share_ci95", m["share_wilson95"]);
+      emit(r);
+    }
+  const json& p = (*c)["profile"];
+  for (const auto& m : p["models"])
+    for (std::size_t k = 0; k < p["taus"].size(); ++k)
+      emit(Row{{"kind", "profile"}, {"entrant", m["entrant"]}, {"cost", (*c)["cost"]}, {"tau", p["taus"][k]}, {"rho", m["rho"][k]}});
+}
+
 class CsvSink final : public ReportSink {
  public:
   void write(const Report& report, std::ostream& out) override {
@@ -70,14 +142,7 @@ class CsvSink final : public ReportSink {
       out << "\n";
     };
     const json& d = report.data();
-    for (const auto& c : d.value("claims", json::array())) {
-      Row r{{"kind", "claim"},           {"claim", c["name"]},          {"claim_kind", c["kind"]},   {"metric", c["metric_key"]},
-            {"entrant", c["a"]["label"]}, {"verdict", c["verdict"]},    {"estimate", c["estimate"]}, {"n", c["n"]},
-            {"confidence", c["confidence"]}, {"p_holm", c["p_holm"]}, {"seeds_needed", c["seeds_needed"]}, {"reason", c["why"]}};
-      if (c.contains("b")) r["baseline"] = c["b"]["label"];
-      put_interval(r, "interval", c["interval"]);
-      emit(r);
-    }
+    claim_rows(d, emit);
     for (const auto& c : d.value("cells", json::array())) {
       Row r{{"kind", "cell"}, {"task", c["task"]}, {"model", c["model"]}, {"entrant", c["entrant"]},
             {"setting", label_of(c["setting"])}, {"metric", c["metric"]}};
@@ -126,6 +191,8 @@ class CsvSink final : public ReportSink {
         put_interval(r, "normalised_iqm_ci", m["normalised_iqm_ci"]);
         emit(r);
       }
+    cost_rows(d, emit);
+    cost_to_target_rows(d, emit);
     for (const auto& w : d.value("warnings", json::array())) emit(Row{{"kind", "warning"}, {"reason", w}});
   }
 };

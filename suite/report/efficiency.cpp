@@ -38,6 +38,8 @@ const std::vector<EfficiencyMetric>& efficiency_metrics() {
   static const std::vector<EfficiencyMetric> m = {
       shown("params", "params"),
       shown("flops_per_sample", "FLOPs/sample"),
+      // What training spent: 3 x FLOPs/sample x batch x steps (model FLOPs, not padded work).
+      shown("train_flops", "train FLOPs"),
       shown("samples_per_s", "samples/s"),
       shown("tokens_per_s", "tokens/s"),
       // The model's FLOPs per training step over its step time, and that over the rank's

@@ -26,7 +26,7 @@ std::string latex_escape(std::string_view s) {
       {"±", "$\\pm$"}, {"—", "---"}, {"–", "--"}, {"†", "\\textsuperscript{\\dag}"},
       {"‡", "\\textsuperscript{\\ddag}"}, {"≈", "$\\approx$"}, {"α", "$\\alpha$"}, {"Δ", "$\\Delta$"},
       {"≤", "$\\le$"}, {"≥", "$\\ge$"}, {"×", "$\\times$"}, {"·", "$\\cdot$"},
-      {"µ", "$\\mu$"}, {"½", "$\\frac{1}{2}$"}, {"²", "$^2$"}, {"−", "$-$"}};
+      {"µ", "$\\mu$"}, {"½", "$\\frac{1}{2}$"}, {"²", "$^2$"}, {"−", "$-$"}, {"ρ", "$\\rho$"}, {"τ", "$\\tau$"}};
   std::string o;
   for (std::size_t i = 0; i < s.size();) {
     bool done = false;

@@ -7,7 +7,8 @@
 // (the report's data for them rides along as JSON: table.h's row keys). The same script
 // counts the plots the browser laid out (data-plots-rendered on <body>) and the verdict cells
 // inside the window (data-verdicts-visible), so a headless test can check every plot drew
-// and every verdict shows.
+// and every verdict shows. A point of an accuracy–cost front opens its cell's seeds in a box
+// under the plot (plots.cpp puts a circle with the cell's key over each point).
 #include <cmath>
 
 #include <fmt/format.h>
@@ -43,6 +44,7 @@ tr.openable{cursor:pointer}tr.openable:hover{background:#f4f6fb}
 tr.openable>td:first-child::before{content:"▸ ";color:#888}tr.open>td:first-child::before{content:"▾ "}
 tr.detail>td{background:#f7f8fb;white-space:normal}table.seeds{border-collapse:collapse;font-size:0.85em;margin:0.3em 0}
 table.seeds td,table.seeds th{padding:0.1em 0.6em;border-bottom:1px solid #e4e4e4}
+div.plot-detail{background:#f7f8fb;border:1px solid #ddd;padding:0.2em 0.8em;margin:0.3em 0;font-size:0.9em}
 )";
 
 // Sorting, filtering and opening rows (see the top of this file). ES5, no library.
@@ -92,7 +94,9 @@ s+=dots(ys,c.mean,c.ci95,marks);
 s+='<table class="seeds"><thead><tr><th>seed</th><th class="num">'+esc(c.metric)+'</th></tr></thead><tbody>';
 for(var i=0;i<v.length;i++)s+='<tr><td>'+esc(v[i][0])+'</td><td class="num">'+esc(fmt(v[i][1]))+'</td></tr>';
 return s+'</tbody></table></div>';}
-function claimDetail(c){var a=c.a_values||[],b=c.b_values||[],ratio=c.kind==='ratio',d=[];
+function claimDetail(c){if(c.halves&&c.halves.length){var h='<div class="detail-body"><p><b>'+esc(c.name)+'</b>: '+esc(c.claimed||'')+'. <b>verdict: '+esc(c.verdict)+'</b> — '+esc(c.why||'')+'</p>';
+for(var k=0;k<c.halves.length;k++)h+=claimDetail(c.halves[k]);return h+'</div>';}
+var a=c.a_values||[],b=c.b_values||[],ratio=c.kind==='ratio',d=[];
 for(var i=0;i<a.length;i++)d.push(ratio?a[i]/b[i]:a[i]-b[i]);
 var marks=[];if(c.threshold!==null&&c.threshold!==undefined)marks.push({v:c.threshold,label:'threshold'});
 if(ratio){if(c.at_most!==undefined&&c.at_most!==null)marks.push({v:c.at_most,label:'at most'});if(c.at_least!==undefined&&c.at_least!==null)marks.push({v:c.at_least,label:'at least'});}
@@ -119,6 +123,11 @@ for(var i=0;i<ts.length;i++)(function(t){var h=t.tHead.rows[0].cells;
 for(var k=0;k<h.length;k++)(function(k){h[k].addEventListener('click',function(){sortBy(t,k,h[k]);});h[k].classList.add('sortable');h[k].title='sort';})(k);
 var rows=dataRows(t);for(var j=0;j<rows.length;j++)if(rows[j].hasAttribute('data-key')){rows[j].classList.add('openable');
 rows[j].addEventListener('click',function(e){if(e.target.closest('a'))return;toggle(this);});}})(ts[i]);
+// A point of an accuracy–cost front (a circle over it, data-key "cell:N") opens its cell's seeds in a box under the figure.
+var hs=document.querySelectorAll('figure.plot circle[data-key]');
+for(var p=0;p<hs.length;p++)hs[p].addEventListener('click',function(){var fig=this.closest('figure'),html=detailOf(this.getAttribute('data-key'));if(html===null)return;
+var box=fig.querySelector('div.plot-detail');if(!box){box=document.createElement('div');box.className='plot-detail';fig.insertBefore(box,fig.querySelector('figcaption'));}
+box.setAttribute('data-key',this.getAttribute('data-key'));box.innerHTML=html;});
 var f=['lrb-filter-task','lrb-filter-model','lrb-filter-setting'];
 for(var q=0;q<f.length;q++){var e=document.getElementById(f[q]);if(e)e.addEventListener('input',applyFilter);}
 })();

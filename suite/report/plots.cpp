@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "suite/core/errors.h"
 #include "suite/report/cells.h"
@@ -26,7 +27,43 @@ struct PlotJob {
   Plot plot;
   std::string body;  // gnuplot commands after the terminal and output are set
   int width = 760, height = 420;
+  std::string hotspots;  // SVG elements appended to the plot (pareto: a circle per cell, to click)
 };
+
+// A plot whose margins and ranges are fixed, so that a data point's place in the SVG is known:
+// gnuplot's SVG has a viewBox of the terminal's size, y downwards.
+struct Frame {
+  double width = 760, height = 480;
+  double left = 0.12, right = 0.95, bottom = 0.13, top = 0.88;  // screen fractions
+  double xlo = 0, xhi = 1, ylo = 0, yhi = 1;
+  bool log_x = false;
+
+  double px(double x) const {
+    const double f = log_x ? std::log(x / xlo) / std::log(xhi / xlo) : (x - xlo) / (xhi - xlo);
+    return width * (left + (right - left) * f);
+  }
+  double py(double y) const { return height * (1.0 - (bottom + (top - bottom) * (y - ylo) / (yhi - ylo))); }
+  std::string script() const {
+    return fmt::format("set lmargin at screen {}\nset rmargin at screen {}\nset bmargin at screen {}\nset tmargin at screen {}\n"
+                       "{}set xrange [{}:{}]\nset yrange [{}:{}]\n",
+                       num(left), num(right), num(bottom), num(top), log_x ? "set logscale x\n" : "", num(xlo), num(xhi), num(ylo),
+                       num(yhi));
+  }
+};
+
+// A range holding [lo, hi] with a margin: a tenth of the span (or of the value, when all are equal).
+std::pair<double, double> padded(double lo, double hi) {
+  const double span = hi > lo ? hi - lo : std::max(std::fabs(lo), 1e-12);
+  return {lo - 0.1 * span, hi + 0.1 * span};
+}
+
+// A cost axis's unit: bytes in MiB, seconds in ms, counts as they are.
+std::pair<double, std::string> cost_scale(const std::string& figure) {
+  if (figure == "peak_step_bytes") return {1048576.0, "step memory (MiB)"};
+  if (figure == "step_seconds_median") return {1e-3, "median step time (ms)"};
+  if (figure == "train_flops") return {1.0, "training FLOPs"};
+  return {1.0, figure};
+}
 
 std::string cell_label(const json& c) {
   std::string s = c["entrant"].get<std::string>();
@@ -111,6 +148,111 @@ class Builder {
         "set title {}\nset xlabel {}\nset ytics ({}) font ',9'\nset yrange [{}:0.4]\nset grid xtics\n"
         "set key outside bottom center horizontal\nset lmargin 40\n{}\n",
         gp_string(task + ": " + metric + " over seeds"), gp_string(metric), ytics, num(static_cast<double>(cells.size()) + 0.6), plot);
+    jobs.push_back(std::move(j));
+  }
+
+  // An accuracy–cost front: each placed cell with its intervals on both axes, the front as a
+  // step line, and a transparent circle per cell over its point (data-key "cell:N") that the
+  // page opens to the cell's seeds.
+  void pareto(const json& front) {
+    const auto [scale, what] = cost_scale(front["cost"].get<std::string>());
+    std::vector<const json*> placed;
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    for (const auto& p : front["points"]) {
+      if (!p["placed"].get<bool>()) continue;
+      placed.push_back(&p);
+      const auto lo_hi = [](const json& mean, const json& ci) {
+        return ci.is_array() ? std::make_pair(ci[0].get<double>(), ci[1].get<double>()) : std::make_pair(mean.get<double>(), mean.get<double>());
+      };
+      const auto [cl, ch] = lo_hi(p["cost_mean"], p["cost_ci95"]);
+      const auto [ml, mh] = lo_hi(p["metric_mean"], p["metric_ci95"]);
+      xlo = std::min(xlo, cl / scale), xhi = std::max(xhi, ch / scale), ylo = std::min(ylo, ml), yhi = std::max(yhi, mh);
+    }
+    if (placed.size() < 2) return;
+    Frame fr;
+    fr.log_x = xlo > 0 && xhi / xlo > 10;
+    if (fr.log_x) fr.xlo = xlo / 1.25, fr.xhi = xhi * 1.25;
+    else std::tie(fr.xlo, fr.xhi) = padded(xlo, xhi);
+    std::tie(fr.ylo, fr.yhi) = padded(ylo, yhi);
+    pareto_job(front, placed, fr, scale, what);
+  }
+
+  void pareto_job(const json& front, const std::vector<const json*>& placed, const Frame& fr, double scale, const std::string& what) {
+    std::string on, off, steps, hot;
+    std::map<std::pair<double, double>, std::string> labels;
+    std::vector<std::pair<double, double>> front_points;
+    for (const json* pp : placed) {
+      const json& p = *pp;
+      const double x = p["cost_mean"].get<double>() / scale, y = p["metric_mean"].get<double>();
+      const auto col = [&](const json& ci, double mean, double by) { return ci.is_array() ? num(ci[0].get<double>() / by) + " " + num(ci[1].get<double>() / by) : num(mean) + " " + num(mean); };
+      (p["on_front"].get<bool>() ? on : off) += num(x) + " " + num(y) + " " + col(p["cost_ci95"], x, scale) + " " + col(p["metric_ci95"], y, 1.0) + "\n";
+      if (p["on_front"].get<bool>()) front_points.emplace_back(x, y);
+      std::string& label = labels[{x, y}];  // cells at one place (a tie) share one label
+      label += (label.empty() ? "" : ", ") + p["entrant"].get<std::string>() + (label_of(p["setting"]).empty() ? "" : " " + label_of(p["setting"]));
+      hot += fmt::format("<circle class=\"lrb-hot\" data-key=\"cell:{}\" cx=\"{:.2f}\" cy=\"{:.2f}\" r=\"9\" fill=\"transparent\" "
+                         "pointer-events=\"all\" style=\"cursor:pointer\"><title>{}</title></circle>\n",
+                         p["cell"].get<std::size_t>(), fr.px(x), fr.py(y), html_escape(p["entrant"].get<std::string>() + " " + label_of(p["setting"])));
+    }
+    std::sort(front_points.begin(), front_points.end());
+    for (const auto& [x, y] : front_points) steps += num(x) + " " + num(y) + "\n";
+    std::string label_rows;
+    for (const auto& [at, label] : labels) label_rows += fmt::format("{} {} \"{}\"\n", num(at.first), num(at.second), gnuplot_label(label));
+    const std::string task = front["task"].get<std::string>(), metric = front["metric"].get<std::string>();
+    PlotJob j;
+    j.plot.kind = "pareto";
+    j.plot.task = task;
+    j.plot.caption = task + ": mean " + metric + " against mean " + what + " per cell (" + front["cost_choice"].get<std::string>() +
+                     "), 95% t intervals on both axes (an exact cost has none); filled: on the front (the step line), open: "
+                     "dominated; a click on a point opens its seeds";
+    j.height = static_cast<int>(fr.height);
+    j.width = static_cast<int>(fr.width);
+    std::string plot = fmt::format("plot '{}' using 1:2 with steps lw 1.5 lc rgb '#2ca02c' title 'front'", file(steps));
+    if (!on.empty()) plot += fmt::format(", '{}' using 1:2:3:4:5:6 with xyerrorbars pt 7 ps 1.1 lc rgb '#1f77b4' title 'on the front'", file(on));
+    if (!off.empty()) plot += fmt::format(", '{}' using 1:2:3:4:5:6 with xyerrorbars pt 6 ps 1.1 lc rgb '#7f7f7f' title 'dominated'", file(off));
+    plot += fmt::format(", '{}' using 1:2:3 with labels left offset char 0.8,0.6 font ',8' notitle", file(label_rows));
+    j.body = fr.script() + fmt::format("set xlabel {}\nset ylabel {}\nset grid\nset key at screen 0.12,0.98 left top horizontal font ',9'\n{}\n",
+                                       gp_string(what + (fr.log_x ? ", log scale" : "")), gp_string(metric + " (mean, 95% CI t)"), plot);
+    j.hotspots = hot;
+    jobs.push_back(std::move(j));
+  }
+
+  // The performance profile of `leaderboard --by cost-to-target`: ρ(τ) of each model as a
+  // step line over τ on a log axis, from 1 to past the largest ratio (at least 8).
+  void profile(const json& cost_to_target) {
+    const json& p = cost_to_target["profile"];
+    const double tasks = static_cast<double>(p["tasks"].size());
+    if (p["models"].empty() || tasks == 0) return;
+    double tau_max = 8;
+    for (const auto& m : p["models"])
+      for (const auto& r : m["ratios"])
+        if (r.is_number()) tau_max = std::max(tau_max, r.get<double>() * 1.1);
+    std::string dat, plot;
+    for (std::size_t k = 0; k < p["models"].size(); ++k) {
+      const json& m = p["models"][k];
+      std::vector<double> ratios;
+      for (const auto& r : m["ratios"])
+        if (r.is_number()) ratios.push_back(r.get<double>());
+      std::sort(ratios.begin(), ratios.end());
+      const auto rho = [&](double tau) { return static_cast<double>(std::upper_bound(ratios.begin(), ratios.end(), tau) - ratios.begin()) / tasks; };
+      dat += (k ? "\n\n" : "") + num(1.0) + " " + num(rho(1.0)) + "\n";
+      for (double r : ratios)
+        if (r > 1) dat += num(r) + " " + num(rho(r)) + "\n";
+      dat += num(tau_max) + " " + num(rho(tau_max)) + "\n";
+      // Dashes tell apart the models whose steps coincide.
+      plot += fmt::format("{}'{{F}}' index {} using 1:2 with steps lw 2 lc {} dt {} title {}", k ? ", " : "plot ", k, k + 1, k % 4 + 1,
+                          gp_string(m["entrant"].get<std::string>()));
+    }
+    const std::string f = file(dat);
+    for (std::size_t pos; (pos = plot.find("{F}")) != std::string::npos;) plot.replace(pos, 3, f);
+    const std::string cost = cost_to_target["cost"].get<std::string>();
+    PlotJob j;
+    j.plot.kind = "profile";
+    j.plot.caption = "performance profile: for each model, the share of tasks where its median " + cost +
+                     " to the target is within τ × the best model's there (never reached: never within)";
+    j.body = fmt::format("set title {}\nset logscale x 2\nset xrange [1:{}]\nset yrange [0:1.05]\nset xlabel 'τ (log scale)'\n"
+                         "set ylabel 'share of tasks within τ × the best'\nset grid\nset key outside bottom center horizontal font ',9'\n{}\n",
+                         gp_string("performance profile: median " + cost + " to the target"), num(tau_max), plot);
+    j.height = 420 + 18 * static_cast<int>(p["models"].size() / 3);
     jobs.push_back(std::move(j));
   }
 
@@ -208,7 +350,10 @@ std::vector<Plot> make_plots(const json& data) {
     b.memory(task, cells);
     for (const char* metric : {"peak_bytes", "peak_step_bytes", "step_seconds_median"})
       if (auto it = fits.find({task, metric}); it != fits.end()) b.scaling(task, metric, it->second);
+    for (const auto& f : data.value("fronts", json::array()))
+      if (f["task"] == task) b.pareto(f);
   }
+  if (const auto c = data.find("cost_to_target"); c != data.end()) b.profile(*c);
   if (b.jobs.empty()) return {};
   std::string script = "set encoding utf8\n";
   std::vector<std::string> outputs;
@@ -226,6 +371,7 @@ std::vector<Plot> make_plots(const json& data) {
   std::vector<Plot> plots;
   for (auto& j : b.jobs) {
     j.plot.svg = prefix_ids(svgs.at(j.plot.id + ".svg"), j.plot.id);
+    if (!j.hotspots.empty()) j.plot.svg.insert(j.plot.svg.rfind("</svg>"), "<g class=\"lrb-hotspots\">\n" + j.hotspots + "</g>\n");
     plots.push_back(std::move(j.plot));
   }
   return plots;

@@ -4,6 +4,11 @@
 //   memory   per task: mean metric (t interval) against peak memory, one point per cell
 //   scaling  per task and figure: peak memory / step time against N on log-log axes, with
 //            each fit's line and slope (interval) in the key
+//   pareto   per task with a front (pareto.h): mean metric against mean cost, intervals on
+//            both axes, the front as a step line; fixed margins and ranges, so that each
+//            point's place is known and a transparent circle over it (data-key "cell:N")
+//            opens the cell's seeds in the page
+//   profile  a cost-to-target leaderboard's performance profile: ρ(τ) per model
 #include <string>
 #include <vector>
 
@@ -13,7 +18,7 @@ namespace lrb {
 
 struct Plot {
   std::string id;       // "plot-3", unique in the page; every SVG id inside is prefixed with it
-  std::string kind;     // "seeds", "memory", "scaling"
+  std::string kind;     // "seeds", "memory", "scaling", "pareto", "profile"
   std::string task;
   std::string caption;  // plain text (the page escapes it)
   std::string svg;      // one <svg> element, ready to inline

@@ -35,10 +35,11 @@ Report build_plan(const ReportInput& input, const ReportOptions& options) {
 Report build_leaderboard(const ReportInput& input, const ReportOptions& options) {
   const auto a = std::make_shared<const Analysis>(analyse(input, options));
   Report r;
-  r.title = "lrbench leaderboard: " + join(input.sources, ", ");
+  r.title = std::string(a->cost_to_target ? "lrbench leaderboard by cost to the target: " : "lrbench leaderboard: ") +
+            join(input.sources, ", ");
   r.tables = leaderboard_tables(*a);
   r.warnings = a->warnings;
-  if (!a->overall.ranking && !a->units.empty()) {
+  if (!a->overall.ranking && !a->units.empty() && !a->cost_to_target) {
     r.warnings.push_back("no ranking across tasks: " + a->overall.why_not);
     for (const auto& l : a->overall.left_out) r.warnings.push_back("not on every task: " + l);
   }

@@ -4,14 +4,14 @@
 
 #include "suite/core/parallel_for.h"
 #include "suite/core/version.h"
+#include "suite/report/json_values.h"
 
 namespace lrb {
 namespace {
 
 using json = nlohmann::json;
 
-json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-json opt(const std::optional<stats::Interval>& i) { return i ? json::array({i->lo, i->hi}) : json(nullptr); }
+using json_values::opt;
 
 json seed_values(const Cell& c, const std::vector<SeedValue>& v) {
   json out = json::array();
@@ -50,6 +50,7 @@ json cell_json(const CellResult& r) {
           {"setting", c.setting()},
           {"condition", c.condition},
           {"model_options", c.model_options},
+          {"matched", c.matched},
           {"seq_len", c.seq_len},
           {"n", s.n},
           {"chance", display_metric(c.metric) == "accuracy" ? opt(r.chance) : json(nullptr)},
@@ -236,6 +237,10 @@ json claim_json(const ClaimResult& r, const ClaimPlan* plan) {
     j["stopped"] = r.stopped;
   }
   j["plan"] = plan ? claim_plan_json(*plan) : json(nullptr);
+  if (!r.halves.empty()) {
+    j["halves"] = json::array();
+    for (const auto& h : r.halves) j["halves"].push_back(claim_json(h, nullptr));
+  }
   return j;
 }
 
@@ -274,6 +279,7 @@ json report_json(const Analysis& a, const std::string& kind) {
   j["options"] = {{"metric", a.options.metric.empty() ? json(nullptr) : json(a.options.metric)},
                   {"baseline", a.options.baseline.empty() ? json(nullptr) : json(a.options.baseline)},
                   {"correction", stats::correction_name(a.options.correction)},
+                  {"cost", a.options.cost.empty() ? json(nullptr) : json(a.options.cost)},
                   {"alpha", a.options.alpha},
                   {"confidence", a.options.bootstrap.confidence},
                   {"bootstrap", {{"resamples", a.options.bootstrap.resamples}, {"seed", a.options.bootstrap.seed}}}};
@@ -301,6 +307,9 @@ json report_json(const Analysis& a, const std::string& kind) {
   j["scaling"] = json::array();
   for (const auto& s : a.scaling) j["scaling"].push_back(scaling_json(s));
   j["variants"] = variants_json(a.variants);
+  j["fronts"] = fronts_json(a);
+  j["targets"] = targets_json(a);
+  if (a.cost_to_target) j["cost_to_target"] = cost_to_target_json(a, *a.cost_to_target);
   j["warnings"] = a.warnings;
   j["bad_files"] = json::array();
   for (const auto& b : a.bad) j["bad_files"].push_back({{"file", b.file.string()}, {"reason", b.reason}});

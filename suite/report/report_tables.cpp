@@ -6,10 +6,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "suite/contracts/figures.h"
 #include "suite/core/text.h"
 #include "suite/report/efficiency.h"
 #include "suite/report/claims.h"
+#include "suite/report/cost_tables.h"
+#include "suite/report/table_cells.h"
 #include "suite/report/text_format.h"
 
 namespace lrb {
@@ -25,45 +26,15 @@ const char* correction_label(stats::Correction c) {
 
 namespace {
 
-// A row's key for the report's data: cells[i] (table.h).
-std::string cell_key(std::size_t i) { return "cell:" + std::to_string(i); }
+using namespace table_cells;
 
-std::string slug(const std::string& s) {
-  std::string o;
-  for (char c : s) o += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '-';
-  return o;
-}
-
-TableCell text(std::string s) { return TableCell{std::move(s)}; }
-TableCell number(double v, std::string s) { return TableCell{std::move(s), v}; }
-TableCell count(std::size_t n, bool alert = false) {
-  TableCell c{std::to_string(n), static_cast<double>(n)};
-  c.alert = alert && n > 0;
-  return c;
-}
 TableCell value(const std::optional<double>& v, std::size_t n) {
   if (v) return number(*v, format_value(*v));
   return text(n == 1 ? "n=1" : "–");
 }
-TableCell interval(const std::optional<stats::Interval>& i, std::size_t n, bool caution = false) {
-  if (!i) return text(n == 1 ? "n=1" : "–");
-  TableCell c = number(i->lo, format_interval(*i));
-  c.caution = caution;
-  return c;
-}
 TableCell p_value(const std::optional<double>& p, std::size_t n) {
   if (!p) return text(n == 1 ? "n=1" : "–");
   return number(*p, format_p(*p));
-}
-
-// A figure's direction as its catalogue entry gives it (suite/contracts/figures.h).
-std::string direction(const std::string& metric) {
-  switch (figure_direction(metric)) {
-    case Direction::Higher: return "higher is better";
-    case Direction::Lower: return "lower is better";
-    case Direction::None: break;
-  }
-  return "no better side: ranked high first";
 }
 
 std::string rank_text(const CellResult& c, const Unit& u, const std::vector<CellResult>& cells) {
@@ -121,7 +92,7 @@ Table summary_table(const Analysis& a, const TaskResult& t) {
   Table tab;
   tab.id = "summary-" + slug(t.task);
   tab.task = t.task;
-  tab.title = fmt::format("{} — {} ({}), over seeds", t.task, m, direction(t.metric));
+  tab.title = fmt::format("{} — {} ({}), over seeds", t.task, m, direction_text(t.metric));
   // Accuracy reads against what always answering the commonest class scores.
   bool show_chance = false;
   if (m == "accuracy")
@@ -361,6 +332,13 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
   if (any_not_counted)
     tab.notes.push_back("not counted: a figure its runs could not measure (a TorchScript model's FLOPs when none of the "
                         "products lrbench counts ran: docs/python-models.md), so FLOP/s and util are not given either");
+  for (std::size_t u : t.units)
+    for (std::size_t i : a.units[u].cells)
+      for (const auto& [option, m] : a.cells[i].cell.matched.items())
+        tab.notes.push_back(fmt::format("{}{}: {} = {} by a size match, {} {} nearest {:g}", a.cells[i].cell.entrant,
+                                        a.cells[i].cell.condition_label.empty() ? "" : " " + a.cells[i].cell.condition_label, option,
+                                        m.contains("value") ? m.at("value").dump() : "?", format_count(m.value("count", 0.0)),
+                                        m.value("figure", std::string("params")), m.value("to", 0.0)));
   // Runs that gave no figures are shown here too (in a measurement report this is the first
   // table, and a failure must never hide behind a dash).
   for (std::size_t u : t.units)
@@ -439,6 +417,12 @@ std::string seeds_needed_text(const ClaimResult& r) {
   return "no feasible number of seeds (≤ 100000) reaches 80 % power at the observed effect";
 }
 
+// A claim as the looks judged it: a dominates claim's two halves, else the claim itself.
+std::vector<const ClaimResult*> claim_parts(const ClaimResult& r) {
+  if (r.halves.empty()) return {&r};
+  return {&r.halves[0], &r.halves[1]};
+}
+
 Table claims_table(const Analysis& a) {
   Table tab;
   tab.id = "claims";
@@ -457,7 +441,8 @@ Table claims_table(const Analysis& a) {
     row.push_back(count(r.n));
     row.back().caution = r.n > 0 && r.n < kMinBootstrapN && r.interval && r.interval->lo < r.interval->hi;
     row.push_back(text(r.claim.claimed_text(r.higher_is_better)));
-    row.push_back(text(display_metric(r.claim.metric) + (r.higher_is_better ? " (↑)" : " (↓)")));
+    row.push_back(text(display_metric(r.claim.metric) + (r.higher_is_better ? " (↑)" : " (↓)") +
+                       (r.claim.kind == ClaimKind::Dominates ? ", cost " + r.claim.cost + " (↓)" : "")));
     row.push_back(text(r.claim.kind == ClaimKind::Scaling ? r.claim.a.label + " over " + r.claim.over.substr(r.claim.over.rfind('.') + 1)
                                                           : r.claim.a.label + " vs " + r.claim.b.label));
     row.push_back(text(r.claim.statement));
@@ -466,7 +451,7 @@ Table claims_table(const Analysis& a) {
     tab.row_keys.push_back("claim:" + std::to_string(k));
   }
   const auto fixed_paired = std::count_if(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) {
-    return !r.sequential && (r.claim.kind == ClaimKind::Better || r.claim.kind == ClaimKind::NotWorse);
+    return !r.sequential && (r.claim.kind == ClaimKind::Better || r.claim.kind == ClaimKind::NotWorse || r.claim.kind == ClaimKind::Dominates);
   });
   const bool any_fixed = std::any_of(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) { return !r.sequential; });
   if (any_fixed)
@@ -482,6 +467,11 @@ Table claims_table(const Analysis& a) {
         "interval of the look that decided the claim (or of its last look): t for Δ, Fieller's for a ratio, t for a slope, at the "
         "look's α-spending boundary, with Holm across the study's better / not-worse claims at α = {} (the looks table below)",
         a.options.alpha));
+  if (std::any_of(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) { return r.claim.kind == ClaimKind::Dominates; }))
+    tab.notes.push_back("dominates: two halves, each judged as its kind is — not worse on the metric within the margin (a "
+                        "better / not-worse claim in the Holm family) and the cost ratio A / B ≤ 1 / factor (Fieller's "
+                        "interval, as a ratio claim; an exact cost decides at once); supported when both are, refuted when "
+                        "either is, else inconclusive; the evidence shows the metric half, then the cost half");
   tab.notes.push_back("supported: the interval lies wholly in the claimed region; refuted: wholly outside it; inconclusive: it "
                       "straddles the edge; not tested: a cell has no value; (↑) higher is better, (↓) lower is better");
   if (std::any_of(tab.rows.begin(), tab.rows.end(), [](const std::vector<TableCell>& row) { return row[3].caution; }))
@@ -499,6 +489,28 @@ Table claims_table(const Analysis& a) {
   return tab;
 }
 
+// One row per look of a claim (a dominates claim: of each half).
+void add_look_rows(Table& tab, const ClaimResult& r) {
+  for (const auto& l : r.looks) {
+    std::vector<TableCell> row;
+    row.push_back(text(r.claim.name));
+    row.push_back(count(l.look));
+    row.push_back(count(static_cast<std::size_t>(l.seeds)));
+    row.push_back(count(l.n));
+    row.push_back(l.estimate ? number(*l.estimate, claim_number(r, *l.estimate)) : text("–"));
+    row.push_back(l.interval ? number(l.interval->lo, "[" + claim_number(r, l.interval->lo) + ", " + claim_number(r, l.interval->hi) + "]")
+                             : text("–"));
+    row.push_back(l.interval ? number(l.confidence, confidence_text(l.confidence, true)) : text("–"));
+    row.push_back(l.z_boundary ? number(*l.z_boundary, fmt::format("{:.3f}", *l.z_boundary))
+                               : text(l.interval ? "exact" : "–"));
+    row.push_back(number(l.alpha, fmt::format("{:.4g}", l.alpha)));
+    row.push_back(text(verdict_name(l.verdict)));
+    row.back().best = l.verdict == Verdict::Supported;
+    row.back().alert = l.verdict == Verdict::Refuted || l.verdict == Verdict::NotTested;
+    tab.rows.push_back(std::move(row));
+  }
+}
+
 // A sequential study's claims, look by look: what each look read, its repeated interval at
 // the look's boundary, and what it decided; then why the study stopped for each claim.
 Table looks_table(const Analysis& a) {
@@ -507,27 +519,8 @@ Table looks_table(const Analysis& a) {
   tab.title = "claims — looks of the sequential design";
   tab.columns = {"claim", "look", "seeds", "n", "estimate", "repeated interval", "confidence", "|z| boundary", "α share", "verdict"};
   for (const auto& study : a.studies) {
-    for (std::size_t i = study.claims_begin; i < study.claims_end; ++i) {
-      const ClaimResult& r = a.claims[i];
-      for (const auto& l : r.looks) {
-        std::vector<TableCell> row;
-        row.push_back(text(r.claim.name));
-        row.push_back(count(l.look));
-        row.push_back(count(static_cast<std::size_t>(l.seeds)));
-        row.push_back(count(l.n));
-        row.push_back(l.estimate ? number(*l.estimate, claim_number(r, *l.estimate)) : text("–"));
-        row.push_back(l.interval ? number(l.interval->lo, "[" + claim_number(r, l.interval->lo) + ", " + claim_number(r, l.interval->hi) + "]")
-                                 : text("–"));
-        row.push_back(l.interval ? number(l.confidence, confidence_text(l.confidence, true)) : text("–"));
-        row.push_back(l.z_boundary ? number(*l.z_boundary, fmt::format("{:.3f}", *l.z_boundary))
-                                   : text(l.interval ? "exact" : "–"));
-        row.push_back(number(l.alpha, fmt::format("{:.4g}", l.alpha)));
-        row.push_back(text(verdict_name(l.verdict)));
-        row.back().best = l.verdict == Verdict::Supported;
-        row.back().alert = l.verdict == Verdict::Refuted || l.verdict == Verdict::NotTested;
-        tab.rows.push_back(std::move(row));
-      }
-    }
+    for (std::size_t i = study.claims_begin; i < study.claims_end; ++i)
+      for (const ClaimResult* part : claim_parts(a.claims[i])) add_look_rows(tab, *part);
     std::string budget = study.budget_seconds ? fmt::format("budget {}, {} spent", format_budget(*study.budget_seconds),
                                                             format_budget(study.spent_seconds))
                                               : fmt::format("no budget, {} spent", format_budget(study.spent_seconds));
@@ -561,6 +554,8 @@ std::vector<Table> report_tables(const Analysis& a) {
       if (!t.comparisons.empty()) out.push_back(comparison_table(a, t));
     }
     if (efficiency) out.push_back(std::move(*efficiency));
+    if (auto f = front_table(a, t.task)) out.push_back(std::move(*f));
+    if (auto g = target_table(a, t.task)) out.push_back(std::move(*g));
     if (auto s = scaling_table(a, t)) out.push_back(std::move(*s));
     for (auto& v : variant_tables(a.variants, t.task)) out.push_back(std::move(v));
   }
@@ -568,6 +563,7 @@ std::vector<Table> report_tables(const Analysis& a) {
 }
 
 std::vector<Table> leaderboard_tables(const Analysis& a) {
+  if (a.cost_to_target) return cost_to_target_tables(a);
   std::vector<Table> out;
   const std::string corr = correction_label(a.options.correction);
   for (std::size_t u = 0; u < a.units.size(); ++u) {
@@ -575,7 +571,7 @@ std::vector<Table> leaderboard_tables(const Analysis& a) {
     const CellResult& first = a.cells[unit.cells.front()];
     Table tab;
     tab.id = "ranking-" + std::to_string(u + 1) + "-" + slug(unit.task);
-    tab.title = fmt::format("{} — {} ({}): tie groups", unit.label, display_metric(first.cell.metric), direction(first.cell.metric));
+    tab.title = fmt::format("{} — {} ({}): tie groups", unit.label, display_metric(first.cell.metric), direction_text(first.cell.metric));
     tab.columns = {"rank", "model", "mean ± std", "95% CI (t)", "n", "failed", "stopped", "p vs group leader (" + corr + ")"};
     std::size_t ranked = 0;
     for (std::size_t i : unit.cells) ranked += a.cells[i].rank ? 1 : 0;
@@ -662,7 +658,7 @@ std::optional<Table> claim_plan_table(const Analysis& a) {
   for (const auto& [i, p] : a.plans) {
     const ClaimResult& r = a.claims[i];
     std::vector<TableCell> row;
-    row.push_back(text(r.claim.name));
+    row.push_back(text(r.claim.name + (p.half.empty() ? "" : " (" + p.half + " half)")));
     row.push_back(text(p.design.text() + (p.assumed_design ? " (assumed)" : "")));
     row.push_back(count(p.seeds_done));
     if (!p.why_not.empty()) {

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 
+#include "suite/core/errors.h"
 #include "suite/report/cells.h"
 #include "suite/report/claim_sides.h"
 #include "suite/stats/group_sequential.h"
@@ -114,6 +115,10 @@ LookData look_data(const ClaimSpec& c, bool higher_is_better, const SequentialSe
   }
   L.seeds = p.seeds;
   L.n = p.seeds.size();
+  // A figure counts as exact only if its values are equal across the seeds read (a FLOP
+  // count under a wall-time budget varies with the steps each run managed).
+  const auto constant = [](const std::vector<double>& v) { return std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); }); };
+  L.exact = L.exact && constant(L.a) && constant(L.b);
   return L;
 }
 
@@ -225,7 +230,9 @@ LookTest test_look(const ClaimSpec& c, bool higher_is_better, const LookData& L,
     case ClaimKind::NotWorse: return test_paired_look(c, higher_is_better, L, nominal);
     case ClaimKind::Ratio: return test_ratio_look(c, L, nominal);
     case ClaimKind::Scaling: return test_scaling_look(c, L, nominal);
+    case ClaimKind::Dominates: break;  // judged as its halves, never whole
   }
+  LRB_CHECK(false, "a dominates claim reached the judge whole");
   return {};
 }
 
@@ -249,22 +256,46 @@ struct ClaimState {
 
 std::string look_word(std::size_t k) { return fmt::format("look {}", k); }
 
+// The parts the judge tests: each claim, a dominates claim as its two halves.
+struct ClaimParts {
+  std::vector<ClaimSpec> parts;
+  std::vector<std::size_t> owner;  // the claim of each part
+};
+
+ClaimParts parts_of(const std::vector<ClaimSpec>& claims) {
+  ClaimParts p;
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    if (claims[i].kind == ClaimKind::Dominates) {
+      p.parts.push_back(claims[i].metric_half());
+      p.parts.push_back(claims[i].cost_half());
+      p.owner.insert(p.owner.end(), {i, i});
+      continue;
+    }
+    p.parts.push_back(claims[i]);
+    p.owner.push_back(i);
+  }
+  return p;
+}
+
 // The study judged look by look: each look tests the open claims whose cells have reached
 // its seeds, at their share of α (Holm within the better / not-worse family, the rest at
-// their own level) and the spending boundary of their information fraction.
+// their own level) and the spending boundary of their information fraction. A dominates
+// claim is two parts: a refuted half closes the other; a supported half stops being
+// tested while the other goes on.
 class SequentialJudge {
  public:
   SequentialJudge(const SequentialSeeds& design, const std::vector<ClaimSpec>& claims, const std::vector<RunRecord>& runs,
                   const ClaimSettings& settings)
-      : design_(design), claims_(claims), runs_(runs), settings_(settings), looks_(design.look_seeds()), st_(claims.size()) {
+      : design_(design), sweep_claims_(claims), split_(parts_of(claims)), claims_(split_.parts), runs_(runs), settings_(settings),
+        looks_(design.look_seeds()), st_(claims_.size()) {
     // Fine enough for the design's smallest step between looks (a builder refines itself
     // when failures make a step smaller still).
     spacing_ = std::min(0.05, std::sqrt(static_cast<double>(std::min(design.step, design.first)) / static_cast<double>(design.max)) / 5.0);
-    for (std::size_t i = 0; i < claims.size(); ++i) {
-      st_[i].result.claim = claims[i];
-      st_[i].result.higher_is_better = higher_is_better(claims[i].metric);
+    for (std::size_t i = 0; i < claims_.size(); ++i) {
+      st_[i].result.claim = claims_[i];
+      st_[i].result.higher_is_better = higher_is_better(claims_[i].metric);
       st_[i].result.sequential = true;
-      st_[i].in_family = claims[i].kind == ClaimKind::Better || claims[i].kind == ClaimKind::NotWorse;
+      st_[i].in_family = claims_[i].kind == ClaimKind::Better || claims_[i].kind == ClaimKind::NotWorse;
       if (st_[i].in_family) ++family_;
     }
   }
@@ -285,7 +316,15 @@ class SequentialJudge {
     }
     finish_plan(k, budget_spent, out.plan);
     for (std::size_t i = 0; i < claims_.size(); ++i) finish_result(i, k, out.plan);
-    for (auto& s : st_) out.claims.push_back(std::move(s.result));
+    for (std::size_t i = 0; i < claims_.size(); ++i) {
+      const std::size_t c = split_.owner[i];
+      if (sweep_claims_[c].kind != ClaimKind::Dominates) {
+        out.claims.push_back(std::move(st_[i].result));
+        continue;
+      }
+      out.claims.push_back(fold_halves(sweep_claims_[c], std::move(st_[i].result), std::move(st_[i + 1].result)));
+      ++i;
+    }
     return out;
   }
 
@@ -313,6 +352,7 @@ class SequentialJudge {
     test_until_stable(tested, data, fraction, tests, used);
     for (std::size_t i = 0; i < claims_.size(); ++i)
       if (data[i]) record_look(i, k, seeds, *data[i], tests, used);
+    close_refuted_halves(k);
     if (!any_open()) return WavePlan::End::AllDecided;
     if (last) return WavePlan::End::MaxReached;
     return WavePlan::End::Running;
@@ -409,6 +449,19 @@ class SequentialJudge {
     s.result.looks.push_back(look);
   }
 
+  // A dominates claim whose half was refuted is refuted: its other half stops drawing seeds.
+  void close_refuted_halves(std::size_t k) {
+    for (std::size_t i = 0; i < claims_.size(); ++i) {
+      const ClaimState& s = st_[i];
+      if (!s.rejected || !s.last_test || s.last_test->verdict != Verdict::Refuted) continue;
+      for (std::size_t j = 0; j < claims_.size(); ++j)
+        if (j != i && split_.owner[j] == split_.owner[i] && st_[j].open) {
+          st_[j].open = false;
+          st_[j].result.stopped = fmt::format("closed at {}: the other half was refuted", look_word(k + 1));
+        }
+    }
+  }
+
   // Where the study stands after k looks, and what the next wave runs.
   void finish_plan(std::size_t k, bool budget_spent, WavePlan& plan) const {
     const std::size_t K = looks_.size();
@@ -419,8 +472,9 @@ class SequentialJudge {
     if (plan.end == WavePlan::End::Running) {
       plan.wave_seeds = looks_[k];
       plan.next_wave_seeds = k + 1 < K ? looks_[k + 1] : 0;
+      // Indices into the sweep's claims (the scheduler reads them so): a claim is open while a part is.
       for (std::size_t i = 0; i < claims_.size(); ++i)
-        if (st_[i].open) plan.open.push_back(i);
+        if (st_[i].open && (plan.open.empty() || plan.open.back() != split_.owner[i])) plan.open.push_back(split_.owner[i]);
       plan.summary = fmt::format("look {} of {}: {} claim(s) open, their cells run to {} seeds", k + 1, K, plan.open.size(),
                                  plan.wave_seeds);
     } else {
@@ -491,7 +545,9 @@ class SequentialJudge {
   }
 
   const SequentialSeeds& design_;
-  const std::vector<ClaimSpec>& claims_;
+  const std::vector<ClaimSpec>& sweep_claims_;
+  const ClaimParts split_;
+  const std::vector<ClaimSpec>& claims_;  // the parts judged
   const std::vector<RunRecord>& runs_;
   const ClaimSettings& settings_;
   const std::vector<std::int64_t> looks_;

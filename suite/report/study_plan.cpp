@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -85,10 +86,33 @@ int slots_of(const ClaimSpec& c, const std::vector<RunRecord>& runs) {
   return slots;
 }
 
+ClaimPlan plan_dominates(const ClaimResult& r, const SequentialSeeds& design, bool assumed_design, const std::vector<RunRecord>& runs,
+                         double level, double power) {
+  std::optional<ClaimPlan> chosen;
+  const auto need = [](const ClaimPlan& p) { return p.fixed_seeds.value_or(std::numeric_limits<std::size_t>::max()); };
+  for (std::size_t h = 0; h < r.halves.size(); ++h) {
+    const ClaimResult& half = r.halves[h];
+    if (half.verdict != Verdict::Inconclusive) continue;
+    const double half_level = h == 0 ? level : half.looks.empty() ? 1.0 - half.confidence : half.looks.back().alpha;
+    ClaimPlan p = plan_claim(half, design, assumed_design, runs, half_level, power);
+    p.half = h == 0 ? "metric" : "cost";
+    if (!chosen || need(p) > need(*chosen)) chosen = std::move(p);
+  }
+  if (chosen) return *chosen;
+  ClaimPlan p;
+  p.design = design;
+  p.assumed_design = assumed_design;
+  p.level = level;
+  p.seeds_done = r.n;
+  p.why_not = "neither half is inconclusive";
+  return p;
+}
+
 }  // namespace
 
 ClaimPlan plan_claim(const ClaimResult& r, const SequentialSeeds& design, bool assumed_design, const std::vector<RunRecord>& runs,
                      double level, double power) {
+  if (r.claim.kind == ClaimKind::Dominates) return plan_dominates(r, design, assumed_design, runs, level, power);
   ClaimPlan p;
   p.design = design;
   p.assumed_design = assumed_design;
@@ -172,7 +196,8 @@ nlohmann::json claim_plan_json(const ClaimPlan& p) {
           {"slots", p.slots},
           {"fixed_wall_hours", opt(p.fixed_wall_hours)},
           {"sequential_wall_hours", opt(p.sequential_wall_hours)},
-          {"why_not", p.why_not.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.why_not)}};
+          {"why_not", p.why_not.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.why_not)},
+          {"half", p.half.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.half)}};
 }
 
 }  // namespace lrb

@@ -27,9 +27,12 @@ struct ClaimPlan {
   int slots = 1;                                // runs at a time (MPI ranks / ranks per run) the study ran with
   std::optional<double> fixed_wall_hours, sequential_wall_hours;
   std::string why_not;                          // when it cannot be planned (then only seeds_done is set)
+  std::string half;                             // a dominates claim: the half planned ("metric", "cost"), the open one needing more seeds
 };
 
-// `level`: the claim's error share (α / open claims in the Holm family). `power`: 0.8.
+// `level`: the claim's error share (α / open claims in the Holm family). `power`: 0.8. A
+// dominates claim is settled when both halves are: its plan is its open half's (`level` is
+// its metric half's share; its cost half holds its own), the one needing more seeds.
 ClaimPlan plan_claim(const ClaimResult& claim, const SequentialSeeds& design, bool assumed_design,
                      const std::vector<RunRecord>& runs, double level, double power);
 

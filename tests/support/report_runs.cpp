@@ -19,8 +19,11 @@ RunRecord make_run(const RunDraft& d) {
             {"base_seed", d.base_seed},
             {"device", "cpu"}};
   if (d.ranks_per_run > 1) r.spec["ranks_per_run"] = d.ranks_per_run;
+  for (const auto& [k, v] : d.train.items()) r.spec["train"][k] = v;
+  if (!d.match.is_null()) r.spec["model"]["match"] = d.match;
   r.key = run_key_of(r.spec);
   r.provenance = {{"host", "node-1"}, {"rank", 0}, {"threads", d.threads}, {"git_revision", d.revision}, {"git_dirty", false}};
+  for (const auto& [k, v] : d.provenance.items()) r.provenance[k] = v;
   r.status = d.status;
   r.error = d.error;
   r.metrics = d.metrics;
@@ -30,8 +33,7 @@ RunRecord make_run(const RunDraft& d) {
 
 RunRecord write_run(const std::filesystem::path& dir, const RunDraft& d) {
   RunRecord r = make_run(d);
-  std::filesystem::create_directories(dir / "runs");
-  write_run_file(ResultsLayout(dir).run_file(r.key), r);
+  write_runs(dir, {r});
   return r;
 }
 
@@ -91,6 +93,60 @@ void write_report_fixture(const std::filesystem::path& dir) {
                             {"params", 40000},
                             {"flops_per_sample", 50000.0 * x}}));
     }
+}
+
+std::vector<RunRecord> front_runs() {
+  struct Cell {
+    const char* model;
+    double accuracy, spread, flops;
+  };
+  const Cell cells[] = {{"linear", 0.70, 0.002, 1e12},      {"longformer", 0.70, 0.002, 1e12}, {"bigbird", 0.75, 0.002, 8e12},
+                        {"transformer", 0.60, 0.002, 4e12}, {"maelre", 0.65, 0.002, 2e12},     {"mvit", 0.69, 0.03, 1.5e12}};
+  const double wobble[] = {1, -1, 0.5, -0.5};
+  std::vector<RunRecord> out;
+  for (const auto& c : cells)
+    for (int s = 0; s < 4; ++s) {
+      RunDraft d = draft("listops", 64, c.model, s, {});
+      d.train = {{"flops", 1e13}};
+      const double acc = c.accuracy + c.spread * wobble[s];
+      d.metrics = {{"eval_accuracy", acc}, {"eval_loss", 1.0 - acc}, {"train_flops", c.flops}, {"params", 1e5}};
+      if (std::string(c.model) == "maelre" && s >= 2) d = not_ok(d, s == 2 ? RunStatus::Failed : RunStatus::Stopped, s == 2 ? "out of memory" : "stopped by SIGTERM");
+      out.push_back(make_run(d));
+    }
+  return out;
+}
+
+std::vector<RunRecord> target_runs(const std::string& task, const std::map<std::string, std::vector<int>>& steps) {
+  std::vector<RunRecord> out;
+  for (const auto& [model, per_seed] : steps)
+    for (int s = 0; s < static_cast<int>(per_seed.size()); ++s) {
+      const int step = per_seed[static_cast<std::size_t>(s)];
+      RunDraft d = draft(task, 64, model, s, {{"eval_accuracy", step > 0 ? 0.72 : 0.65}, {"target_reached", step > 0 ? 1.0 : 0.0}});
+      d.train = {{"target", {{"metric", "eval_accuracy"}, {"value", 0.7}}}};
+      if (step > 0) {
+        d.metrics["target_step"] = step;
+        d.metrics["target_flops"] = step * 1e9;
+        d.metrics["target_seconds"] = step * 0.01;
+      }
+      if (step < 0) d = not_ok(d, step == -1 ? RunStatus::Failed : RunStatus::Stopped, step == -1 ? "non-finite loss" : "stopped by SIGUSR1");
+      out.push_back(make_run(d));
+    }
+  return out;
+}
+
+std::vector<RunRecord> three_task_target_runs() {
+  std::vector<RunRecord> runs;
+  for (const auto& [task, steps] : std::vector<std::pair<std::string, std::map<std::string, std::vector<int>>>>{
+           {"listops", {{"linear", {100, 100}}, {"maelre", {200, 200}}, {"transformer", {0, 0}}}},
+           {"text", {{"linear", {300, 300}}, {"maelre", {150, 150}}, {"transformer", {150, 150}}}},
+           {"image", {{"linear", {400, 400}}, {"maelre", {0, 0}}, {"transformer", {100, 100}}}}})
+    for (auto& r : target_runs(task, steps)) runs.push_back(std::move(r));
+  return runs;
+}
+
+void write_runs(const std::filesystem::path& dir, const std::vector<RunRecord>& runs) {
+  std::filesystem::create_directories(dir / "runs");
+  for (const auto& r : runs) write_run_file(ResultsLayout(dir).run_file(r.key), r);
 }
 
 namespace {

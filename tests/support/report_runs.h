@@ -25,6 +25,11 @@ struct RunDraft {
   std::string revision = "abc1234";
   std::uint64_t base_seed = 1;
   int ranks_per_run = 1;  // in the spec only above 1, as a sweep writes it
+  // Spec extras, as the run side writes them only when set: keys added to spec.train
+  // (flops, seconds, target), spec.model.match; and provenance keys (device_name, cpu).
+  nlohmann::json train = nlohmann::json::object();
+  nlohmann::json match;  // null: no size match
+  nlohmann::json provenance = nlohmann::json::object();
 };
 
 RunRecord make_run(const RunDraft& d);
@@ -39,6 +44,30 @@ RunRecord write_run(const std::filesystem::path& dir, const RunDraft& d);
 //   text, seq_len 128 256 512 1024, accuracy, seeds 0 1, with efficiency figures:
 //     transformer: peak_bytes ∝ N², step time ∝ N²; linear: both ∝ N (plus ±1 % noise)
 void write_report_fixture(const std::filesystem::path& dir);
+
+// Accuracy against training FLOPs on listops, seeds 0..3, train.flops = 1e13 (the fronts):
+//   linear      acc 0.70 ± 0.002   flops 1e12 (exact)   on the front
+//   longformer  linear's values on every seed: a tie, on the front too
+//   bigbird     acc 0.75 ± 0.002   flops 8e12           better but costlier: on the front
+//   transformer acc 0.60 ± 0.002   flops 4e12           clearly dominated
+//   maelre      acc 0.65 ± 0.002   flops 2e12, seeds 0 1 ok, 2 failed, 3 stopped: dominated (2 pairs)
+//   mvit        acc 0.69 ± 0.03    flops 1.5e12         dominated in the means only
+// eval_loss = 1 − accuracy on every run (lower is better: the same front).
+std::vector<RunRecord> front_runs();
+
+// Runs with target = {eval_accuracy, 0.7} (target_step, and FLOPs = step × 1e9, seconds =
+// step × 0.01 where reached), seeds 0..3 on `task`: steps[model][seed], 0 = never reached,
+// -1 = failed, -2 = stopped.
+std::vector<RunRecord> target_runs(const std::string& task, const std::map<std::string, std::vector<int>>& steps);
+
+// target_runs on three tasks, seeds 0 and 1 (steps to the target; 0: never reached):
+//   listops: linear 100, maelre 200, transformer never
+//   text:    linear 300, maelre 150, transformer 150
+//   image:   linear 400, maelre never, transformer 100
+std::vector<RunRecord> three_task_target_runs();
+
+// Writes each record as DIR/runs/<key>.h5.
+void write_runs(const std::filesystem::path& dir, const std::vector<RunRecord>& runs);
 
 // fashion-mnist sret, seeds 0..3, evaluated as trained and in three variants (full,
 // merge-dup, merge-zero) at batch sizes 1 and 16 with probes: as trained 0.80 + 0.02 s;

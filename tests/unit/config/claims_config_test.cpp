@@ -139,7 +139,25 @@ INSTANTIATE_TEST_SUITE_P(
         ClaimBad{"a figure with no better side", study_with("metric = \"accuracy\"", "metric = \"eval_chance\""),
                  "study.toml:25:10", "'eval_chance' has no better side (runner records it"},
         ClaimBad{"max batch in a training sweep", study_with("metric = \"peak_bytes\"", "metric = \"max_batch_in_budget\""),
-                 "study.toml:35:10", "recorded by measurement sweeps"}),
+                 "study.toml:35:10", "recorded by measurement sweeps"},
+        ClaimBad{"dominates without a cost", study_with("kind = \"better\"", "kind = \"dominates\""), "study.toml:20:1",
+                 "needs 'cost'"},
+        ClaimBad{"dominates on an unknown cost", study_with("kind = \"better\"", "kind = \"dominates\"\ncost = \"flop\""),
+                 "study.toml:25:8", "did you mean 'flops'"},
+        ClaimBad{"dominates by a factor below 1",
+                 study_with("kind = \"better\"", "kind = \"dominates\"\ncost = \"flops\"\nfactor = 0.5"), "study.toml:26:10",
+                 "'factor' must be at least 1"},
+        ClaimBad{"dominates within a negative margin",
+                 study_with("kind = \"better\"", "kind = \"dominates\"\ncost = \"flops\"\nmargin = -0.1"), "study.toml:26:10",
+                 "'margin' must not be negative"},
+        ClaimBad{"dominates on a metric without a better side",
+                 study_with("kind = \"better\"\nmetric = \"accuracy\"", "kind = \"dominates\"\ncost = \"params\"\nmetric = \"eval_chance\""),
+                 "study.toml:26:10", "'eval_chance' has no better side"},
+        ClaimBad{"dominates with a ratio's bound",
+                 study_with("kind = \"better\"", "kind = \"dominates\"\ncost = \"flops\"\nat_most = 0.5"), "study.toml:26:11",
+                 "'at_most' does not apply to a dominates claim"},
+        ClaimBad{"a factor on a better claim", study_with("kind = \"better\"", "kind = \"better\"\nfactor = 2"), "study.toml:25:10",
+                 "'factor' does not apply to a better claim"}),
     [](const ::testing::TestParamInfo<ClaimBad>& i) {
       std::string n = i.param.name;
       for (auto& ch : n)
@@ -166,6 +184,23 @@ TEST(ClaimsConfig, ExpansionRecordsWhatEachSideExpects) {
   for (const auto& c : ex.claims) EXPECT_EQ(ClaimSpec::from_json(c.to_json()).to_json(), c.to_json());
   EXPECT_EQ(better.claimed_text(true), "A − B > 0");
   EXPECT_EQ(scaling.claimed_text(false), "slope in [0.8, 1.2]");
+}
+
+TEST(ClaimsConfig, ADominatesClaimNamesItsCostByItsShortOrStoredName) {
+  for (const auto& [given, stored] : std::vector<std::pair<std::string, std::string>>{
+           {"flops", "train_flops"}, {"step_seconds", "step_seconds_median"}, {"step_seconds_median", "step_seconds_median"},
+           {"params", "params"}, {"peak_step_bytes", "peak_step_bytes"}}) {
+    const ExpandedSweep ex = expand_sweep(parse_sweep(
+        study_with("kind = \"better\"", "kind = \"dominates\"\ncost = \"" + given + "\"\nmargin = 0.01\nfactor = 1.5"), "study.toml"));
+    const ClaimSpec& c = ex.claims.at(0);
+    EXPECT_EQ(c.kind, ClaimKind::Dominates);
+    EXPECT_EQ(c.cost, stored) << given;
+    EXPECT_DOUBLE_EQ(c.factor, 1.5);
+    EXPECT_DOUBLE_EQ(c.margin, 0.01);
+    EXPECT_EQ(c.a.expected_runs, 2u);
+    EXPECT_EQ(ClaimSpec::from_json(c.to_json()).to_json(), c.to_json());
+    EXPECT_EQ(c.claimed_text(true), "A − B ≥ -0.01 and cost A / B ≤ 0.666667");
+  }
 }
 
 TEST(ClaimsConfig, APrecisionSelectorFindsFp32RunsThatLeaveItOut) {

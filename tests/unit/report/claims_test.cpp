@@ -9,7 +9,9 @@
 #include <fstream>
 #include <limits>
 
+#include "suite/report/analysis.h"
 #include "suite/report/claims.h"
+#include "suite/report/report_json.h"
 #include "suite/stats/multiple_testing.h"
 #include "suite/stats/power.h"
 #include "suite/stats/ratio.h"
@@ -314,6 +316,108 @@ TEST(ClaimsVerdict, ScalingWithAFailedLengthIsNotTested) {
   const auto r = only({scaling_claim(0.9, 1.1, {1024, 2048, 4096, 8192, 16384})}, runs);
   EXPECT_EQ(r.verdict, Verdict::NotTested);
   EXPECT_NE(r.why.find("seq_len=16384"), std::string::npos) << r.why;
+}
+
+// ---------------------------------------------------------------------------------------
+// Dominates: A not worse on accuracy within the margin, and cheaper by the factor
+
+ClaimSpec dominates_claim(double margin = 0.01, double factor = 2) {
+  ClaimSpec c = paired_claim("dominates", ClaimKind::Dominates, "eval_accuracy", margin);
+  c.cost = "train_flops";
+  c.factor = factor;
+  return c;
+}
+
+// Five seeds: A = B + delta[s] on accuracy; training FLOPs exact (the same on every seed).
+std::vector<RunRecord> dominates_runs(const std::vector<double>& delta, double flops_a, double flops_b) {
+  std::vector<RunRecord> runs;
+  for (int s = 0; s < static_cast<int>(delta.size()); ++s) {
+    const double b = 0.5 + 0.01 * s;
+    runs.push_back(run_of("transformer", "softmax", s, {{"eval_accuracy", b + delta[s]}, {"train_flops", flops_a}}));
+    runs.push_back(run_of("transformer", "linear", s, {{"eval_accuracy", b}, {"train_flops", flops_b}}));
+  }
+  return runs;
+}
+
+const std::vector<double> kAsGood = {0.001, 0.002, 0.0, 0.001, 0.0015};
+
+TEST(ClaimsDominates, BothHalvesSupportedIsSupported) {
+  const auto r = only({dominates_claim()}, dominates_runs(kAsGood, 1e12, 4e12));
+  EXPECT_EQ(r.verdict, Verdict::Supported) << r.why;
+  ASSERT_EQ(r.halves.size(), 2u);
+  EXPECT_EQ(r.halves[0].claim.kind, ClaimKind::NotWorse);
+  EXPECT_EQ(r.halves[0].verdict, Verdict::Supported);
+  EXPECT_DOUBLE_EQ(*r.halves[0].threshold, -0.01);
+  EXPECT_EQ(r.halves[1].claim.kind, ClaimKind::Ratio);
+  EXPECT_EQ(r.halves[1].verdict, Verdict::Supported);
+  EXPECT_DOUBLE_EQ(*r.halves[1].estimate, 0.25);
+  EXPECT_DOUBLE_EQ(*r.halves[1].claim.at_most, 0.5);
+  EXPECT_EQ(r.halves[1].interval->lo, r.halves[1].interval->hi) << "an exact cost: its ratio without spread";
+  // The top-level evidence is the metric half's; the evidence column shows both.
+  EXPECT_NEAR(*r.estimate, 0.0011, 1e-12);
+  const std::string ev = claim_evidence(r);
+  EXPECT_NE(ev.find("Δ = "), std::string::npos) << ev;
+  EXPECT_NE(ev.find("; cost A / B = 0.25"), std::string::npos) << ev;
+  EXPECT_EQ(r.claim.claimed_text(true), "A − B ≥ -0.01 and cost A / B ≤ 0.5");
+}
+
+TEST(ClaimsDominates, EitherHalfRefutedIsRefuted) {
+  // Clearly worse on accuracy, though cheaper.
+  const auto worse = only({dominates_claim()}, dominates_runs({-0.05, -0.052, -0.047, -0.051, -0.049}, 1e12, 4e12));
+  EXPECT_EQ(worse.verdict, Verdict::Refuted) << worse.why;
+  EXPECT_EQ(worse.halves[0].verdict, Verdict::Refuted);
+  EXPECT_EQ(worse.halves[1].verdict, Verdict::Supported);
+  // As good, but only 25 % cheaper where the claim says half.
+  const auto dear = only({dominates_claim()}, dominates_runs(kAsGood, 3e12, 4e12));
+  EXPECT_EQ(dear.verdict, Verdict::Refuted) << dear.why;
+  EXPECT_EQ(dear.halves[0].verdict, Verdict::Supported);
+  EXPECT_EQ(dear.halves[1].verdict, Verdict::Refuted);
+  EXPECT_NE(dear.why.find("cost half refuted"), std::string::npos) << dear.why;
+}
+
+TEST(ClaimsDominates, AnOpenHalfLeavesItInconclusiveAndTheMetricHalfJoinsHolm) {
+  const std::vector<double> straddle = {0.0, -0.03, 0.01, -0.025, 0.005};
+  std::vector<ClaimSpec> claims = {dominates_claim(), paired_claim("acc", ClaimKind::Better, "eval_accuracy")};
+  const auto r = evaluate_claims(claims, dominates_runs(straddle, 1e12, 4e12), ClaimSettings{});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].verdict, Verdict::Inconclusive) << r[0].why;
+  EXPECT_EQ(r[0].halves[0].verdict, Verdict::Inconclusive);
+  EXPECT_EQ(r[0].halves[1].verdict, Verdict::Supported);
+  EXPECT_EQ(r[0].halves[0].family, 2u) << "the not-worse half and the better claim form one Holm family";
+  EXPECT_EQ(r[1].family, 2u);
+  // A side without values: not tested, with the reason.
+  std::vector<RunRecord> failed = dominates_runs(kAsGood, 1e12, 4e12);
+  for (auto& run : failed)
+    if (run.spec.at("model").at("options").at("attention") == "linear") run.status = RunStatus::Failed;
+  const auto nt = only({dominates_claim()}, failed);
+  EXPECT_EQ(nt.verdict, Verdict::NotTested) << nt.why;
+}
+
+TEST(ClaimsDominates, JsonAndPlanCarryBothHalves) {
+  const std::vector<double> straddle = {0.0, -0.03, 0.01, -0.025, 0.005};
+  const ClaimSpec c = dominates_claim();
+  const ClaimSpec back = ClaimSpec::from_json(c.to_json());
+  EXPECT_EQ(back.kind, ClaimKind::Dominates);
+  EXPECT_EQ(back.cost, "train_flops");
+  EXPECT_DOUBLE_EQ(back.factor, 2.0);
+  EXPECT_DOUBLE_EQ(back.margin, 0.01);
+  ReportInput in;
+  in.runs = dominates_runs(straddle, 1e12, 4e12);
+  in.claims = {c};
+  ReportOptions o;
+  o.bootstrap.resamples = 500;
+  const Analysis a = analyse(in, o);
+  ASSERT_EQ(a.plans.count(0), 1u) << "an inconclusive dominates claim is planned";
+  EXPECT_EQ(a.plans.at(0).half, "metric") << "the open half";
+  EXPECT_TRUE(a.plans.at(0).fixed_seeds);
+  const json j = report_json(a, "report").at("claims").at(0);
+  EXPECT_EQ(j.at("kind"), "dominates");
+  EXPECT_EQ(j.at("cost"), "train_flops");
+  ASSERT_EQ(j.at("halves").size(), 2u);
+  EXPECT_EQ(j.at("halves")[0].at("kind"), "not-worse");
+  EXPECT_EQ(j.at("halves")[1].at("kind"), "ratio");
+  EXPECT_EQ(j.at("halves")[1].at("verdict"), "supported");
+  EXPECT_EQ(j.at("plan").at("half"), "metric");
 }
 
 // ---------------------------------------------------------------------------------------

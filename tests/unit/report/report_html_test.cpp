@@ -132,6 +132,24 @@ std::string dump_dom(const test::TempDir& t, const std::filesystem::path& page) 
   return dom;
 }
 
+// What tests/fixtures/html/<driver> found when it drove a copy of `page` in Chromium (null
+// when it did not run: the test then fails with why).
+nlohmann::json drive(const test::TempDir& t, const std::filesystem::path& page, const std::string& driver) {
+  std::string html = read_file(page);
+  html.insert(html.rfind("</body>"), "<script>\n" + read_file(std::filesystem::path(LRB_FIXTURES_DIR) / "html" / driver) + "</script>\n");
+  write_file_atomic(t / "driven.html", html);
+  const std::string dom = dump_dom(t, t / "driven.html");
+  std::smatch m;
+  if (!std::regex_search(dom, m, std::regex("data-test=\"([^\"]*)\""))) {
+    ADD_FAILURE() << "the driver did not run";
+    return nullptr;
+  }
+  std::string text = m[1];
+  for (const auto& [entity, c] : std::vector<std::pair<std::string, std::string>>{{"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}})
+    for (std::size_t at = 0; (at = text.find(entity, at)) != std::string::npos; at += c.size()) text.replace(at, entity.size(), c);
+  return nlohmann::json::parse(text);
+}
+
 TEST(ReportHtmlCommand, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
   ASSERT_TRUE(std::filesystem::exists(kChromium))
       << kChromium << " is not installed: run scripts/setup.sh (as root) to install Debian's chromium package";
@@ -143,23 +161,25 @@ TEST(ReportHtmlCommand, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
   const std::string dom = dump_dom(t, page);
   ASSERT_FALSE(dom.empty());
 
-  for (const char* id : {"summary-listops", "spread-listops", "comparisons-listops", "summary-text", "efficiency-text", "scaling-text"})
+  for (const char* id : {"summary-listops", "spread-listops", "comparisons-listops", "summary-text", "efficiency-text", "front-text",
+                         "scaling-text"})
     EXPECT_NE(dom.find(std::string("<table class=\"lrb\" id=\"") + id + "\""), std::string::npos) << id;
   EXPECT_NE(dom.find("non-finite loss at step 3"), std::string::npos);
   EXPECT_NE(dom.find("evil&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
   EXPECT_EQ(count(dom, "<img"), 0u) << "an <img> in the DOM: a missing image, or an escaping hole";
   EXPECT_EQ(count(dom, "<script"), 2u) << "only the page's own data and script";
 
-  // Plots: seed strips (listops, text), metric against memory (text), scaling (text: memory, time).
+  // Plots: seed strips (listops, text), metric against memory (text), scaling (text: memory,
+  // time), the accuracy–parameters front (text).
   std::smatch m;
   ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-plots=\"(\\d+)\""))) << "the page's check did not run";
   const int plots = std::stoi(m[1]);
-  EXPECT_EQ(plots, 5);
+  EXPECT_EQ(plots, 6);
   ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-plots-rendered=\"(\\d+)\"")));
   EXPECT_EQ(std::stoi(m[1]), plots) << "a plot did not render";
   EXPECT_EQ(count(dom, "<figure class=\"plot\""), static_cast<std::size_t>(plots));
   EXPECT_EQ(count(without_scripts(dom), "<svg"), static_cast<std::size_t>(plots)) << "the page's own script writes SVG text";
-  for (const char* kind : {"data-kind=\"seeds\"", "data-kind=\"memory\"", "data-kind=\"scaling\""})
+  for (const char* kind : {"data-kind=\"seeds\"", "data-kind=\"memory\"", "data-kind=\"scaling\"", "data-kind=\"pareto\""})
     EXPECT_NE(dom.find(kind), std::string::npos) << kind;
 
   // The claims table: the verdict is laid out inside a 1,400-pixel window.
@@ -178,17 +198,8 @@ TEST(ReportHtmlCommand, SortingFilteringAndOpeningWorkInTheBrowser) {
   ASSERT_TRUE(std::filesystem::exists(kChromium))
       << kChromium << " is not installed: run scripts/setup.sh (as root) to install Debian's chromium package";
   test::TempDir t;
-  std::string html = read_file(write_fixture_page(t));
-  const std::string driver = read_file(std::filesystem::path(LRB_FIXTURES_DIR) / "html" / "page_driver.js");
-  html.insert(html.rfind("</body>"), "<script>\n" + driver + "</script>\n");
-  write_file_atomic(t / "driven.html", html);
-  const std::string dom = dump_dom(t, t / "driven.html");
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-test=\"([^\"]*)\""))) << "the driver did not run";
-  std::string text = m[1];
-  for (const auto& [entity, c] : std::vector<std::pair<std::string, std::string>>{{"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}})
-    for (std::size_t at = 0; (at = text.find(entity, at)) != std::string::npos; at += c.size()) text.replace(at, entity.size(), c);
-  const nlohmann::json o = nlohmann::json::parse(text);
+  const nlohmann::json o = drive(t, write_fixture_page(t), "page_driver.js");
+  ASSERT_FALSE(o.is_null());
   ASSERT_FALSE(o.contains("error")) << o.at("error");
   // listops: linear 0.715, transformer 0.62, bigbird 0.55, the hostile name 0.405.
   EXPECT_EQ(o.at("sort_order"), "descending");
@@ -210,6 +221,62 @@ TEST(ReportHtmlCommand, SortingFilteringAndOpeningWorkInTheBrowser) {
   const std::string claim = o.at("claim_text");
   EXPECT_NE(claim.find("verdict:"), std::string::npos) << claim;
   EXPECT_NE(claim.find("A − B by seed: 2 pair(s)"), std::string::npos) << claim;
+}
+
+// The accuracy–cost front (tests/support/report_runs.h, front_runs): the plot rendered, a
+// transparent hot spot over each point gnuplot drew, and a click on the Transformer's point
+// opens its four seeds under the figure (tests/fixtures/html/pareto_driver.js).
+TEST(ReportHtmlCommand, AFrontsPointOpensItsSeeds) {
+  ASSERT_TRUE(std::filesystem::exists(kChromium)) << kChromium << " is not installed: run scripts/setup.sh (as root)";
+  test::TempDir t;
+  test::write_runs(t / "results", test::front_runs());
+  const auto page = t / "front.html";
+  auto r = test::run({test::lrbench(), "report", (t / "results").string(), "--resamples", "1000", "-o", page.string()},
+                     std::chrono::seconds(180));
+  ASSERT_EQ(r.code, kExitDone) << r.output;
+  const std::string dom = dump_dom(t, page);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-plots=\"(\\d+)\"")));
+  const int plots = std::stoi(m[1]);
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-plots-rendered=\"(\\d+)\"")));
+  EXPECT_EQ(std::stoi(m[1]), plots) << "a plot did not render";
+  EXPECT_NE(dom.find("data-kind=\"pareto\""), std::string::npos);
+  const nlohmann::json o = drive(t, page, "pareto_driver.js");
+  ASSERT_FALSE(o.is_null());
+  ASSERT_FALSE(o.contains("error")) << o.at("error");
+  EXPECT_EQ(o.at("hotspots"), 6) << "one per cell placed";
+  EXPECT_LT(o.at("worst_offset_px").get<double>(), 1.5) << "a hot spot off its point";
+  EXPECT_EQ(o.at("found"), 1);
+  EXPECT_EQ(o.at("hit_is_hotspot"), 1) << "a pointer at the point would not reach the hot spot";
+  EXPECT_EQ(o.at("box"), 1);
+  EXPECT_EQ(o.at("box_seed_rows"), 4);
+  EXPECT_EQ(o.at("box_dots"), 4);
+  EXPECT_NE(o.at("box_text").get<std::string>().find("transformer"), std::string::npos) << o.at("box_text");
+}
+
+// `leaderboard --by cost-to-target` on three tasks: its tables and the performance profile's
+// plot; without targets, exit 2 naming what is missing.
+TEST(ReportHtmlCommand, TheCostToTargetLeaderboardDrawsItsProfile) {
+  ASSERT_TRUE(std::filesystem::exists(kChromium)) << kChromium << " is not installed: run scripts/setup.sh (as root)";
+  test::TempDir t;
+  test::write_runs(t / "three", test::three_task_target_runs());
+  const auto page = t / "leaderboard.html";
+  auto r = test::run({test::lrbench(), "leaderboard", (t / "three").string(), "--by", "cost-to-target", "--cost", "steps", "-o",
+                      page.string()},
+                     std::chrono::seconds(180));
+  ASSERT_EQ(r.code, kExitDone) << r.output;
+  const std::string dom = dump_dom(t, page);
+  EXPECT_NE(dom.find("id=\"cost-profile\""), std::string::npos);
+  EXPECT_NE(dom.find("data-kind=\"profile\""), std::string::npos);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-plots=\"(\\d+)\"")));
+  const int plots = std::stoi(m[1]);
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-plots-rendered=\"(\\d+)\"")));
+  EXPECT_EQ(std::stoi(m[1]), plots) << "a plot did not render";
+  test::write_runs(t / "untargeted", test::front_runs());
+  auto none = test::run({test::lrbench(), "leaderboard", (t / "untargeted").string(), "--by", "cost-to-target"});
+  EXPECT_EQ(none.code, kExitUsage) << none.output;
+  EXPECT_NE(none.output.find("has a target"), std::string::npos) << none.output;
 }
 
 }  // namespace

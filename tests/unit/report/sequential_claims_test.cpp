@@ -242,6 +242,54 @@ TEST(SequentialClaims, AFailedSideClosesTheClaimAsNotTested) {
   EXPECT_EQ(j.plan.open, (std::vector<std::size_t>{0}));
 }
 
+// Dominates: a's step memory is a quarter of b's, c's equals b's (exact counts, decided at
+// look 1); a's accuracy is 0.05 above b's, c's about b's.
+ClaimSpec dominates(const std::string& a, const std::string& b) {
+  ClaimSpec c = claim(a + "-dominates-" + b, ClaimKind::Dominates, "eval_accuracy", a, b, kDesign.max);
+  c.margin = 0.005;
+  c.cost = "peak_step_bytes";
+  c.factor = 2;
+  return c;
+}
+
+std::vector<ClaimSpec> dominates_claims() {
+  return {claim("a-beats-b", ClaimKind::Better, "eval_accuracy", "a", "b", kDesign.max), dominates("a", "b"), dominates("c", "b")};
+}
+
+TEST(SequentialClaims, ADominatesClaimsHalvesGoTheirOwnWaysAndARefutedHalfClosesIt) {
+  const StudyJudgement j = judge_sequential_study(kDesign, dominates_claims(), study(3, 0.05), false, ClaimSettings{});
+  ASSERT_EQ(j.claims.size(), 3u);
+  // a over b: the cost half is decided at look 1 and stops; the accuracy half goes on.
+  const ClaimResult& ab = j.claims[1];
+  ASSERT_EQ(ab.halves.size(), 2u);
+  EXPECT_EQ(ab.halves[1].verdict, Verdict::Supported);
+  EXPECT_EQ(ab.halves[1].stopped, "decided at look 1 (3 seeds)");
+  EXPECT_EQ(ab.halves[0].verdict, Verdict::Inconclusive);
+  EXPECT_EQ(ab.verdict, Verdict::Inconclusive);
+  EXPECT_EQ(ab.halves[0].stopped.rfind("open:", 0), 0u) << ab.halves[0].stopped;
+  // c over b: its cost half is refuted (equal bytes, a factor of 2 claimed): the claim is
+  // refuted, and its accuracy half draws no more seeds.
+  const ClaimResult& cb = j.claims[2];
+  EXPECT_EQ(cb.verdict, Verdict::Refuted) << cb.why;
+  EXPECT_EQ(cb.halves[1].verdict, Verdict::Refuted);
+  EXPECT_EQ(cb.halves[0].stopped, "closed at look 1: the other half was refuted");
+  // The scheduler reads the plan's indices as the sweep's claims: 0 and 1 open, 2 closed.
+  EXPECT_EQ(j.plan.open, (std::vector<std::size_t>{0, 1}));
+  // The accuracy half is one of the Holm family's three better / not-worse parts.
+  EXPECT_DOUBLE_EQ(ab.halves[0].looks.front().alpha, 0.05 / 3);
+}
+
+TEST(SequentialClaims, ADominatesClaimIsSupportedOnceItsSecondHalfIs) {
+  const StudyJudgement j = judge_sequential_study(kDesign, dominates_claims(), study(24, 0.05), false, ClaimSettings{});
+  const ClaimResult& ab = j.claims[1];
+  EXPECT_EQ(ab.verdict, Verdict::Supported) << ab.why;
+  EXPECT_EQ(ab.halves[0].stopped.rfind("decided at look", 0), 0u) << ab.halves[0].stopped;
+  EXPECT_GT(ab.halves[0].looks.size(), 1u);
+  EXPECT_EQ(ab.halves[1].looks.size(), 1u);
+  EXPECT_NE(ab.stopped.find("metric half: decided at look"), std::string::npos) << ab.stopped;
+  EXPECT_EQ(j.claims[2].verdict, Verdict::Refuted);
+}
+
 TEST(SequentialClaims, RatioClaimsUseFiellersRepeatedInterval) {
   ClaimSpec c = claim("a-quarter-of-b", ClaimKind::Ratio, "eval_accuracy", "a", "b", kDesign.max);
   c.at_most = 1.2;
