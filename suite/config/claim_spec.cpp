@@ -47,7 +47,7 @@ bool same_value(const json& a, const json& b) {
   return a == b;
 }
 
-std::string value_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string value_text(const json& v) { return setting_text(v); }
 
 bool has_variant(const json& spec, const std::string& name) {
   const json* list = spec_value_at(spec, "evaluate.variants");
