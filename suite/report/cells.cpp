@@ -357,6 +357,8 @@ void fill_cell(Cell& cell, const std::vector<const RunRecord*>& runs) {
     }
     note_time_budget(cell, r);
     if (cell.matched.empty()) cell.matched = matched_options(r);
+    if (const auto b = r.spec.at("train").find("flops"); b != r.spec.at("train").end() && b->is_number() && b->get<double>() > 0)
+      cell.flops_budget = b->get<double>();
     if (const auto t = r.spec.at("train").find("target"); t != r.spec.at("train").end()) {
       if (cell.target.is_null()) cell.target = *t;
       cell.target_runs.push_back(target_outcome(r, seed, run_key()));

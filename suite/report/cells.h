@@ -72,6 +72,9 @@ struct Cell {
   std::set<int> threads;
   std::set<std::string> revisions, devices;
   // Runs with a target: the target ({metric, value}; null without one) and each run's outcome, by seed.
+  // The FLOP budget its runs trained to (spec train.flops), where they had one: what a front
+  // on training FLOPs places the cell at (each run spent it less up to one step, by floor).
+  std::optional<double> flops_budget;
   nlohmann::json target;
   std::vector<TargetOutcome> target_runs;
   // Model options chosen by a size match (spec model.match): option -> {figure, to, count,

@@ -25,6 +25,7 @@ const EfficiencyMetric& cost_metric(const std::string& figure) {
 std::string setting_of(const Cell& c) { return c.setting_label().empty() ? "-" : c.setting_label(); }
 
 TableCell cost_interval(const EfficiencyMetric& m, const AxisSummary& s) {
+  if (s.budget) return number(*s.mean, "budget");
   if (s.exact) return number(*s.mean, "exact");
   if (!s.ci) return text(s.n == 1 ? "n=1" : "–");
   return number(s.ci->lo, "[" + format_efficiency(m, s.ci->lo) + ", " + format_efficiency(m, s.ci->hi) + "]");
@@ -89,6 +90,9 @@ std::optional<Table> front_table(const Analysis& a, const std::string& task) {
       "every cell of the task, across its settings, cheapest first; means over its ok runs with {:.0f} % t intervals; exact: a cost "
       "counted deterministically on a CPU, equal on every seed (no spread, a zero-width interval)",
       f->confidence * 100));
+  if (std::any_of(f->points.begin(), f->points.end(), [](const FrontPoint& p) { return p.cost.budget; }))
+    tab.notes.push_back("budget: runs trained to a FLOP budget are placed at it; each spent it less up to one step (its steps are "
+                        "floor(budget / FLOPs per step)), so cells of one budget cost the same");
   tab.notes.push_back("on the front: no other cell is at least as good on " + metric + " and at most as costly, better on one "
                       "(by the means; equal means on both axes dominate nothing)");
   tab.notes.push_back(fmt::format(

@@ -71,6 +71,13 @@ FrontPoint place(const CellResult& r, std::size_t index, const std::string& cost
   const auto it = c.efficiency.find(cost);
   if (it != c.efficiency.end())
     p.cost = summarise_axis(it->second, figure && figure->exact_on_cpu && cpu_only(c), confidence);
+  // Runs trained to one FLOP budget spent it less up to a step (floor): cells at one budget
+  // cost the same, and a front on training FLOPs places them at it.
+  if (cost == "train_flops" && c.flops_budget && p.cost.mean) {
+    p.cost.mean = *c.flops_budget;
+    p.cost.ci = stats::Interval{*c.flops_budget, *c.flops_budget};
+    p.cost.exact = p.cost.budget = true;
+  }
   p.placed = p.metric.mean && p.cost.mean;
   if (!p.metric.mean) p.why_not_placed = fmt::format("no value of {}", display_metric(c.metric));
   else if (!p.cost.mean) p.why_not_placed = c.not_counted.count(cost) ? cost + " not counted" : "no " + cost + " recorded";
@@ -213,6 +220,7 @@ json point_json(const Analysis& a, const FrontPoint& p) {
             {"cost_mean", opt(p.cost.mean)},
             {"cost_ci95", opt(p.cost.ci)},
             {"cost_exact", p.cost.exact},
+            {"cost_is_budget", p.cost.budget},
             {"placed", p.placed},
             {"why_not_placed", p.placed ? json(nullptr) : json(p.why_not_placed)},
             {"on_front", p.on_front},

@@ -26,6 +26,7 @@ struct AxisSummary {
   std::optional<double> mean;
   std::optional<stats::Interval> ci;  // t interval; a point for an exact figure; none for n = 1
   bool exact = false;                 // a deterministic count, equal on every seed read
+  bool budget = false;                // training FLOPs placed at the runs' FLOP budget
 };
 
 // Why a cell lies off the front: the cell that dominates it, and the paired evidence.

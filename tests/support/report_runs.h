@@ -45,7 +45,7 @@ RunRecord write_run(const std::filesystem::path& dir, const RunDraft& d);
 //     transformer: peak_bytes ∝ N², step time ∝ N²; linear: both ∝ N (plus ±1 % noise)
 void write_report_fixture(const std::filesystem::path& dir);
 
-// Accuracy against training FLOPs on listops, seeds 0..3, train.flops = 1e13 (the fronts):
+// Accuracy against training FLOPs on listops, seeds 0..3, steps without a budget (the fronts):
 //   linear      acc 0.70 ± 0.002   flops 1e12 (exact)   on the front
 //   longformer  linear's values on every seed: a tie, on the front too
 //   bigbird     acc 0.75 ± 0.002   flops 8e12           better but costlier: on the front

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <tuple>
 
 #include "suite/core/errors.h"
 #include "suite/report/analysis.h"
@@ -49,6 +50,28 @@ const json& point(const json& front, const std::string& entrant) {
 
 // ---------------------------------------------------------------------------------------
 // The front
+
+// Runs trained to one FLOP budget spend it less up to a step (floor): placed at the budget,
+// cells of one budget cost the same, and the better one dominates the other.
+TEST(ReportFront, RunsOfOneFlopBudgetArePlacedAtTheBudget) {
+  std::vector<RunRecord> runs;
+  for (const auto& [model, acc, spent] : std::vector<std::tuple<std::string, double, double>>{
+           {"maelre", 0.86, 0.999e12}, {"transformer", 0.31, 0.985e12}})
+    for (int s = 0; s < 3; ++s) {
+      test::RunDraft d;
+      d.model = model;
+      d.seed = s;
+      d.train = {{"flops", 1e12}};
+      d.metrics = {{"eval_accuracy", acc + 0.001 * s}, {"train_flops", spent}};
+      runs.push_back(test::make_run(d));
+    }
+  const json f = build_report(input_of(runs), fast()).data().at("fronts").at(0);
+  EXPECT_TRUE(point(f, "maelre").at("cost_is_budget").get<bool>());
+  EXPECT_DOUBLE_EQ(point(f, "transformer").at("cost_mean").get<double>(), 1e12) << "its budget, not the 0.985e12 it spent";
+  EXPECT_TRUE(point(f, "maelre").at("on_front").get<bool>());
+  EXPECT_FALSE(point(f, "transformer").at("on_front").get<bool>()) << "cheaper by 1.5 %: a floor, not a cost";
+  EXPECT_DOUBLE_EQ(point(f, "transformer").at("dominated_by").at("cost_ratio").get<double>(), 1.0);
+}
 
 TEST(ReportFront, CellsOnTheFrontAndWhoDominatesTheRestWithPairedEvidence) {
   const Report r = build_report(input_of(test::front_runs()), fast());
