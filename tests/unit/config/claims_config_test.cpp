@@ -11,6 +11,7 @@
 #include "suite/config/expand.h"
 #include "suite/config/sweep_spec.h"
 #include "suite/core/errors.h"
+#include "tests/support/bad_sweeps.h"
 
 namespace lrb {
 namespace {
@@ -72,26 +73,12 @@ std::string only_first_claim_as_table() {
   return s.replace(s.find("[[claim]]"), 9, "[claim]");
 }
 
-struct ClaimBad {
-  const char* name;
-  std::string text;
-  std::string where;
-  std::string contains;
-};
-void PrintTo(const ClaimBad& c, std::ostream* os) { *os << c.name; }
+using ClaimBad = test::BadSweep;
 
 class ClaimsConfigBad : public ::testing::TestWithParam<ClaimBad> {};
 
 TEST_P(ClaimsConfigBad, IsAnErrorAtItsKeyBeforeAnythingRuns) {
-  const ClaimBad& c = GetParam();
-  try {
-    (void)expand_sweep(parse_sweep(c.text, "study.toml"));
-    FAIL() << "accepted: " << c.name;
-  } catch (const UserError& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.rfind(c.where, 0), 0u) << msg;
-    EXPECT_NE(msg.find(c.contains), std::string::npos) << msg;
-  }
+  test::expect_refused(GetParam(), "study.toml");
 }
 
 INSTANTIATE_TEST_SUITE_P(

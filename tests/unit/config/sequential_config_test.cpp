@@ -5,6 +5,7 @@
 #include "suite/config/expand.h"
 #include "suite/config/sweep_spec.h"
 #include "suite/core/errors.h"
+#include "tests/support/bad_sweeps.h"
 
 namespace lrb {
 namespace {
@@ -57,26 +58,12 @@ TEST(SequentialClaimsConfig, ADesignExpandsToMaxSeedsWithItsBudget) {
   EXPECT_EQ((SequentialSeeds{2, 5, 13}.look_seeds()), (std::vector<std::int64_t>{2, 7, 12, 13}));
 }
 
-struct BadDesign {
-  const char* name;
-  std::string text;
-  std::string where;
-  std::string contains;
-};
-void PrintTo(const BadDesign& c, std::ostream* os) { *os << c.name; }
+using BadDesign = test::BadSweep;
 
 class SequentialClaimsConfigBad : public ::testing::TestWithParam<BadDesign> {};
 
 TEST_P(SequentialClaimsConfigBad, IsAnErrorAtItsKey) {
-  const BadDesign& c = GetParam();
-  try {
-    (void)expand_sweep(parse_sweep(c.text, "seq.toml"));
-    FAIL() << "accepted: " << c.name;
-  } catch (const UserError& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.rfind(c.where, 0), 0u) << msg;
-    EXPECT_NE(msg.find(c.contains), std::string::npos) << msg;
-  }
+  test::expect_refused(GetParam(), "seq.toml");
 }
 
 INSTANTIATE_TEST_SUITE_P(
