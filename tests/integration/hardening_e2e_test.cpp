@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <thread>
 
 #include "suite/core/exit_codes.h"
@@ -119,16 +120,11 @@ TEST(SlowHardening, OutputsNeverReplaceDevicesFifosOrTheirInput) {
   fs::create_directories(t / "folder");
   EXPECT_EQ(test::run({test::lrbench(), "report", (t / "out").string(), "-o", (t / "folder").string()}).code, kExitUsage);
   EXPECT_TRUE(fs::is_directory(t / "folder"));
-  // "-" is standard output; a link to a file writes the file and stays a link.
+  // "-" is standard output.
   auto out = test::run({test::lrbench(), "report", (t / "out").string(), "-o", "-", "--format", "csv"});
   EXPECT_EQ(out.code, kExitDone) << out.output;
   EXPECT_NE(out.output.find("transformer"), std::string::npos) << out.output;
   EXPECT_FALSE(fs::exists("-"));
-  test::write_text(t / "target.md", "old");
-  fs::create_symlink(t / "target.md", t / "link.md");
-  ASSERT_EQ(test::run({test::lrbench(), "report", (t / "out").string(), "-o", (t / "link.md").string()}).code, kExitDone);
-  EXPECT_TRUE(fs::is_symlink(t / "link.md"));
-  EXPECT_NE(read_file(t / "target.md"), "old");
 
   // attend: q, k, v in; --out a FIFO, the input itself, or standard output.
   {
@@ -152,6 +148,79 @@ TEST(SlowHardening, OutputsNeverReplaceDevicesFifosOrTheirInput) {
                               attend[2], attend[3], attend[4], attend[5], "--out", "-"});
   EXPECT_EQ(to_stdout.code, kExitDone) << to_stdout.output;
   EXPECT_EQ(sealed_bytes_problem(read_file(t / "stdout.h5")), "");
+}
+
+// `-o` (and `--out`) never replaces a results folder's own files: the merged runs (in a
+// folder without runs/ the only copy), a run file, the manifest, the study log. Refused
+// with exit 2 naming the path, before anything is read; a report beside them is fine.
+TEST(SlowHardening, OutputsNeverReplaceAResultsFoldersOwnFiles) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(5));
+  ASSERT_EQ(test::run(run_cmd(t)).code, kExitDone);
+  ASSERT_EQ(test::run({test::lrbench(), "merge", (t / "out").string()}).code, kExitDone);
+  fs::create_directories(t / "merged");
+  fs::copy_file(t / "out" / "sweep.h5", t / "merged" / "sweep.h5");
+  const fs::path run_file = fs::directory_iterator(t / "out" / "runs")->path();
+  const std::vector<fs::path> own = {t / "out" / "sweep.h5", t / "out" / "sweep.json", run_file, t / "out" / "study.json",
+                                     t / "out" / "runs" / "new.md", t / "merged" / "sweep.h5"};
+  std::map<fs::path, std::string> before;
+  for (const auto& f : own) before[f] = fs::exists(f) ? test::file_sha256(f) : "";
+  const auto refused = [&](const std::vector<std::string>& argv, const fs::path& target) {
+    const auto r = test::run(argv);
+    EXPECT_EQ(r.code, kExitUsage) << r.output;
+    EXPECT_NE(r.output.find(target.string()), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("never writes over a results folder's own files"), std::string::npos) << r.output;
+  };
+  for (const auto& target : own) {
+    SCOPED_TRACE(target.string());
+    const std::string dir = (target.parent_path().filename() == "runs" ? target.parent_path().parent_path() : target.parent_path()).string();
+    refused({test::lrbench(), "report", dir, "--format", "md", "-o", target.string()}, target);
+    refused({test::lrbench(), "export", dir, "--format", "csv", "-o", target.string()}, target);
+    refused({test::lrbench(), "plan", dir, "--format", "md", "-o", target.string()}, target);
+  }
+  // No flag needed for the manifest: its name says JSON. Another results folder than the
+  // one read is refused too.
+  refused({test::lrbench(), "report", (t / "out").string(), "-o", (t / "out" / "sweep.json").string()}, t / "out" / "sweep.json");
+  refused({test::lrbench(), "leaderboard", (t / "out").string(), "-o", (t / "merged" / "sweep.h5").string(), "--format", "md"},
+          t / "merged" / "sweep.h5");
+  refused({test::lrbench(), "attend", "--kernel", "softmax", "--in", run_file.string(), "--out", (t / "out" / "sweep.h5").string()},
+          t / "out" / "sweep.h5");
+  refused(run_cmd(t, "out/runs/nested"), t / "out" / "runs" / "nested");
+  for (const auto& f : own) EXPECT_EQ(fs::exists(f) ? test::file_sha256(f) : "", before[f]) << f;
+  // A report of one's own beside the folder's files (the Slurm final job writes DIR/report.md).
+  const auto beside = test::run({test::lrbench(), "report", (t / "out").string(), "-o", (t / "out" / "report.md").string()});
+  EXPECT_EQ(beside.code, kExitDone) << beside.output;
+}
+
+// A symbolic link at -o is refused, naming it: the file it leads to (anywhere) is never
+// replaced through it. A file replaced in place keeps its mode: a private file stays private.
+TEST(SlowHardening, OutputsNeverWriteThroughALinkAndKeepTheModeOfWhatTheyReplace) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(5));
+  ASSERT_EQ(test::run(run_cmd(t)).code, kExitDone);
+  fs::create_directories(t / "elsewhere");
+  test::write_text(t / "elsewhere" / "private.md", "old");
+  fs::permissions(t / "elsewhere" / "private.md", fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_symlink(t / "elsewhere" / "private.md", t / "link.md");
+  for (const std::string command : {"report", "export", "plan"}) {
+    SCOPED_TRACE(command);
+    const auto r = test::run({test::lrbench(), command, (t / "out").string(), "--format", command == "export" ? "csv" : "md",
+                              "-o", (t / "link.md").string()});
+    EXPECT_EQ(r.code, kExitUsage) << r.output;
+    EXPECT_NE(r.output.find((t / "link.md").string() + " is a symbolic link"), std::string::npos) << r.output;
+    EXPECT_TRUE(fs::is_symlink(t / "link.md"));
+    EXPECT_EQ(read_file(t / "elsewhere" / "private.md"), "old");
+  }
+  for (const std::string command : {"report", "export"}) {
+    SCOPED_TRACE(command);
+    const fs::path file = t / "elsewhere" / "private.md";
+    const auto r = test::run({test::lrbench(), command, (t / "out").string(), "--format", command == "export" ? "csv" : "md",
+                              "-o", file.string()});
+    EXPECT_EQ(r.code, kExitDone) << r.output;
+    EXPECT_NE(read_file(file), "old");
+    EXPECT_EQ(fs::status(file).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+    test::write_text(file, "old");
+  }
 }
 
 TEST(SlowHardening, AFullDiskFailsWithExitOneAndLeavesNothingHalfWritten) {
