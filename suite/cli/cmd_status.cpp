@@ -68,7 +68,9 @@ int status(const StatusArgs& a) {
     for (const auto& k : manifest.runs)
       if (in_shard(k, shard)) keys.push_back(k);
   }
-  fmt::print("{}{}\n", status_line(sweep_status(a.dir, keys)), study);
+  const SweepStatus s = sweep_status(a.dir, keys);
+  if (!s.note.empty()) fmt::print(stderr, "lrbench status: {}\n", s.note);
+  fmt::print("{}{}\n", status_line(s), study);
   return kExitDone;
 }
 

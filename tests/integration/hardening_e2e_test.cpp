@@ -223,6 +223,53 @@ TEST(SlowHardening, OutputsNeverWriteThroughALinkAndKeepTheModeOfWhatTheyReplace
   }
 }
 
+// A folder whose run files are gone but merged (only sweep.h5, or runs/ missing some):
+// status counts sweep.h5's runs as finished, and run puts them back as they were stored
+// instead of training them again, so that report, status and run agree.
+TEST(SlowHardening, AMergedFoldersRunsAreFinishedForStatusAndRun) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(5));
+  ASSERT_EQ(test::run(run_cmd(t)).code, kExitDone);
+  ASSERT_EQ(test::run({test::lrbench(), "merge", (t / "out").string()}).code, kExitDone);
+  std::map<std::string, std::string> stored;  // run file name -> sha256
+  for (const auto& e : fs::directory_iterator(t / "out" / "runs")) stored[e.path().filename().string()] = test::file_sha256(e.path());
+  ASSERT_EQ(stored.size(), 4u);
+  fs::remove_all(t / "out" / "runs");
+  fs::remove(t / "out" / "runs.index");
+
+  const std::string spec = (t / "sweep.toml").string();
+  for (const std::vector<std::string>& status : {std::vector<std::string>{test::lrbench(), "status", (t / "out").string()},
+                                                 {test::lrbench(), "status", (t / "out").string(), "--spec", spec}}) {
+    const auto s = test::run(status);
+    EXPECT_EQ(s.code, kExitDone) << s.output;
+    EXPECT_NE(s.output.find("total=4 finished=4 ok=4 failed=0 stopped=0 steps=0 missing=0 remaining=0"), std::string::npos)
+        << s.output;
+  }
+  auto again = test::run(run_cmd(t));
+  ASSERT_EQ(again.code, kExitDone) << again.output;
+  EXPECT_NE(again.output.find("0 ran now"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("restored 4 finished run(s)"), std::string::npos) << again.output;
+  for (const auto& [name, sha] : stored) EXPECT_EQ(test::file_sha256(t / "out" / "runs" / name), sha) << name;
+
+  // runs/ there but one file gone: the same, for that run alone.
+  fs::remove(t / "out" / "runs" / stored.begin()->first);
+  auto one = test::run(run_cmd(t));
+  ASSERT_EQ(one.code, kExitDone) << one.output;
+  EXPECT_NE(one.output.find("0 ran now"), std::string::npos) << one.output;
+  EXPECT_EQ(test::file_sha256(t / "out" / "runs" / stored.begin()->first), stored.begin()->second);
+
+  // A damaged sweep.h5 stands in for nothing: status says so, run computes the run again.
+  fs::remove(t / "out" / "runs" / stored.begin()->first);
+  test::flip_byte(t / "out" / "sweep.h5", fs::file_size(t / "out" / "sweep.h5") - 16, 0x01);
+  const auto damaged = test::run({test::lrbench(), "status", (t / "out").string()});
+  EXPECT_EQ(damaged.code, kExitDone) << damaged.output;
+  EXPECT_NE(damaged.output.find("missing=1"), std::string::npos) << damaged.output;
+  EXPECT_NE(damaged.output.find("sweep.h5 is damaged"), std::string::npos) << damaged.output;
+  auto rerun = test::run(run_cmd(t));
+  ASSERT_EQ(rerun.code, kExitDone) << rerun.output;
+  EXPECT_NE(rerun.output.find("1 ran now"), std::string::npos) << rerun.output;
+}
+
 TEST(SlowHardening, AFullDiskFailsWithExitOneAndLeavesNothingHalfWritten) {
   TempDir t;
   test::write_text(t / "sweep.toml", test::tiny_sweep(5));
