@@ -107,7 +107,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
       } else {
         launch->ranks = parse_rank_count(launch->ranks_text);
       }
-      result.exit_code = run_under_mpirun(mpirun_args(*opts, *launch));
+      result.exit_code = run_under_mpirun(mpirun_args(*opts, *launch), launch->ranks);
       return;
     }
     if (!launch->mpirun_flags.empty()) throw UserError("--mpirun-flag goes with --ranks N");

@@ -475,5 +475,26 @@ TEST(MpiHardening, SigtermToARanksLauncherCheckpointsEveryRankAndExitsThree) {
   EXPECT_EQ(stopped, 2) << job.output();
 }
 
+// A stop while `run --ranks 2` starts (the launcher, LibTorch loading, mpirun starting its
+// ranks, the ranks loading) reaches every rank: exit 3, never a sweep run to its end (the
+// stop used to be lost in about the first half second) nor a rank killed by the signal.
+TEST(MpiHardening, AStopWhileTheRanksStartExitsThree) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(4000, "checkpoint_every = 25\n"));
+  const std::pair<std::chrono::milliseconds, int> trials[] = {
+      {0ms, SIGTERM}, {150ms, SIGUSR1}, {300ms, SIGINT}, {500ms, SIGTERM}, {800ms, SIGUSR1}, {1200ms, SIGTERM}};
+  for (const auto& [delay, sig] : trials) {
+    SCOPED_TRACE(std::to_string(delay.count()) + " ms, signal " + std::to_string(sig));
+    const std::string out = "out-" + std::to_string(delay.count());
+    Child job(concat(run_cmd(t, out), {"--ranks", "2", "--mpirun-flag=--oversubscribe", "--mpirun-flag=--bind-to",
+                                       "--mpirun-flag=none"}));
+    ASSERT_TRUE(wait_until_started(job.pid()));
+    std::this_thread::sleep_for(delay);
+    ::kill(job.pid(), sig);
+    EXPECT_EQ(job.wait(180s), kExitStopped) << job.output();
+    for (const auto& [key, rec] : test::read_runs(t / out)) EXPECT_EQ(rec.status, RunStatus::Stopped) << key;
+  }
+}
+
 }  // namespace
 }  // namespace lrb
