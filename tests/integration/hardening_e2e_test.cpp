@@ -270,6 +270,21 @@ TEST(SlowHardening, AMergedFoldersRunsAreFinishedForStatusAndRun) {
   EXPECT_NE(rerun.output.find("1 ran now"), std::string::npos) << rerun.output;
 }
 
+// `status --spec` with another sweep's file would count all of it missing: refused.
+TEST(SlowHardening, StatusOfAnotherSweepsFileIsRefused) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(5));
+  ASSERT_EQ(test::run(run_cmd(t)).code, kExitDone);
+  std::string other = test::tiny_sweep(5);
+  other.replace(other.find("name = \"tiny\""), 13, "name = \"other\"");
+  test::write_text(t / "other.toml", other);
+  const auto r = test::run({test::lrbench(), "status", (t / "out").string(), "--spec", (t / "other.toml").string()});
+  EXPECT_EQ(r.code, kExitUsage) << r.output;
+  EXPECT_NE(r.output.find("is the sweep 'other', but " + (t / "out").string() + " holds the results of the sweep 'tiny'"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(SlowHardening, AFullDiskFailsWithExitOneAndLeavesNothingHalfWritten) {
   TempDir t;
   test::write_text(t / "sweep.toml", test::tiny_sweep(5));
