@@ -23,10 +23,10 @@
 #include "suite/cli/h5_tensors.h"
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
-#include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/nn/attention/kernel_registry.h"
 #include "suite/hdf5/h5.h"
+#include "suite/store/output_paths.h"
 
 namespace lrb {
 namespace {
@@ -86,7 +86,7 @@ int attend(const AttendArgs& a) {
   if (!to_stdout) {
     if (same_file(a.in, a.out))
       throw UserError("--out " + a.out + " is the input file --in " + a.in + "; write the output to another file");
-    out_target = output_file_target(a.out, "--out");
+    out_target = checked_output_file(a.out, "--out");
   }
 
   const AttendInput input = read_attend_input(a.in, kernel.reads);

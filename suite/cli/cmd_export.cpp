@@ -1,6 +1,7 @@
 // lrbench export DIR...: every run as tidy rows (one per run and figure) for pandas and R,
 // as CSV or JSON Lines, to standard output or atomically to a file (suite/report/tidy_rows.h).
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "suite/core/files.h"
 #include "suite/core/keep_until_exit.h"
 #include "suite/report/tidy_rows.h"
+#include "suite/store/output_paths.h"
 
 namespace lrb {
 namespace {
@@ -47,6 +49,7 @@ std::size_t export_to_file(const ReportInput& input, TidyFormat format, const st
   const std::filesystem::path tmp = temp_path_for(target);
   std::size_t rows = 0;
   {
+    ::close(create_temp_file(tmp));  // made new, never through a link placed at its name
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw EnvironmentError("cannot create " + tmp.string() + " for -o " + target.string());
     rows = write_tidy_rows(input, format, out);
@@ -78,10 +81,11 @@ void add_export_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("-o,--output", a->output, "write to this file (atomically) instead of standard output");
   cmd->callback([a, &result] {
     const bool to_stdout = a->output.empty() || a->output == "-";
-    // Checked before anything is read: a device node or FIFO at -o is never replaced.
-    const std::filesystem::path target = to_stdout ? std::filesystem::path() : output_file_target(a->output, "-o");
-    const TidyFormat format = chosen_format(*a, to_stdout);
     std::vector<std::filesystem::path> dirs(a->dirs.begin(), a->dirs.end());
+    // Checked before anything is read: a device node, a FIFO, a link or a results folder's
+    // own file at -o is never replaced.
+    const std::filesystem::path target = to_stdout ? std::filesystem::path() : checked_output_file(a->output, "-o", dirs);
+    const TidyFormat format = chosen_format(*a, to_stdout);
     // Freed by the exit, not one allocation at a time (keep_until_exit.h).
     const ReportInput& input = keep_until_exit(load_report_input(dirs));
     for (const auto& note : input.notes) std::cerr << "lrbench export: " << note << '\n';

@@ -33,10 +33,11 @@ void add_leaderboard_command(CLI::App& app, CommandResult& result) {
       ->check(CLI::IsMember({"flops", "seconds", "steps"}));
   cmd->callback([a, &result] {
     std::vector<std::filesystem::path> dirs(a->dirs.begin(), a->dirs.end());
+    const ReportOutput out = report_output(a->report, dirs);
     // Both freed by the exit, not one allocation at a time (keep_until_exit.h).
     const ReportInput& input = keep_until_exit(load_report_input(dirs));
     const Report& r = keep_until_exit(build_leaderboard(input, a->report.options()));
-    emit_report(r, a->report);
+    emit_report(r, out);
     result.exit_code = kExitDone;
   });
 }

@@ -25,10 +25,10 @@
 #include "suite/cli/h5_tensors.h"
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
-#include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/nn/token_merging.h"
 #include "suite/hdf5/h5.h"
+#include "suite/store/output_paths.h"
 
 namespace lrb {
 namespace {
@@ -88,7 +88,7 @@ int merge_tokens(MergeArgs a) {
   if (!to_stdout) {
     if (same_file(a.in, a.out))
       throw UserError("--out " + a.out + " is the input file --in " + a.in + "; write the output to another file");
-    out_target = output_file_target(a.out, "--out");
+    out_target = checked_output_file(a.out, "--out");
   }
 
   at::Tensor x, metric, size;

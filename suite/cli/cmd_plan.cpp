@@ -36,9 +36,10 @@ void add_plan_command(CLI::App& app, CommandResult& result) {
     ReportOptions options = a->report.options();
     options.plan_max = a->max;
     options.plan_step = a->step;
+    const ReportOutput out = report_output(a->report, {a->dir});
     const ReportInput& in = keep_until_exit(load_report_input({a->dir}));
     const Report& r = keep_until_exit(build_plan(in, options));
-    emit_report(r, a->report);
+    emit_report(r, out);
     result.exit_code = kExitDone;
   });
 }

@@ -32,10 +32,11 @@ void add_report_command(CLI::App& app, CommandResult& result) {
                   "or params (default: flops where the runs record training FLOPs, else params)")
       ->check(CLI::IsMember(cost_figure_names()));
   cmd->callback([a, &result] {
+    const ReportOutput out = report_output(a->report, {a->dir});
     // Both freed by the exit, not one allocation at a time (keep_until_exit.h).
     const ReportInput& in = keep_until_exit(load_report_input({a->dir}));
     const Report& r = keep_until_exit(build_report(in, a->report.options()));
-    emit_report(r, a->report);
+    emit_report(r, out);
     result.exit_code = kExitDone;
   });
 }

@@ -18,6 +18,7 @@
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/mpirun_launch.h"
 #include "suite/report/sequential_claims.h"
+#include "suite/store/output_paths.h"
 #include "suite/sweep/rank_layout.h"
 #include "suite/sweep/sweep_runner.h"
 
@@ -90,6 +91,11 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--mpirun-flag", launch->mpirun_flags, "with --ranks: one argument for mpirun (repeatable), e.g. --mpirun-flag=--oversubscribe");
   cmd->callback([opts, launch, ranks_option, &result] {
     refuse_filesystem_root(opts->out_dir, "--out");
+    // Not inside another results folder's own entries (DIR/runs/x: its run files would be
+    // read as damaged runs of DIR), nor a data cache there.
+    refuse_results_folder_output(opts->out_dir, "--out");
+    if (!opts->data_cache.empty() && opts->data_cache != "none")
+      refuse_results_folder_output(opts->data_cache, "--data-cache", {opts->out_dir});
     if (!launch->shard.empty()) opts->shard = parse_shard(launch->shard);
     if (ranks_option->count() > 0) {
       if (launched_under_mpi()) throw UserError("--ranks starts mpirun itself; drop it when lrbench runs under mpirun or srun");
@@ -101,7 +107,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
       } else {
         launch->ranks = parse_rank_count(launch->ranks_text);
       }
-      result.exit_code = run_under_mpirun(mpirun_args(*opts, *launch));
+      result.exit_code = run_under_mpirun(mpirun_args(*opts, *launch), launch->ranks);
       return;
     }
     if (!launch->mpirun_flags.empty()) throw UserError("--mpirun-flag goes with --ranks N");

@@ -19,6 +19,7 @@
 #include "suite/core/run_program.h"
 #include "suite/core/sha256.h"
 #include "suite/slurm/sbatch_script.h"
+#include "suite/store/output_paths.h"
 #include "suite/store/results_layout.h"
 
 namespace lrb {
@@ -61,6 +62,7 @@ fs::path results_folder(const std::string& given, const std::string& sweep_name)
   if (!given.empty()) refuse_filesystem_root(given, "--out");
   fs::path p = fs::absolute(given.empty() ? fs::path("results") / sweep_name : fs::path(given)).lexically_normal();
   if (!p.has_filename()) p = p.parent_path();
+  refuse_results_folder_output(p, "--out");  // not inside another results folder's runs/, slurm/, ...
   check_script_path("the results folder", p);
   std::error_code ec;
   const fs::path slurm_dir = ResultsLayout(p).slurm();

@@ -28,6 +28,21 @@ struct StatusArgs {
   std::string shard;
 };
 
+// A sweep file of another sweep than the folder's would count every run missing: refused,
+// as `lrbench run` refuses to write it there. A damaged manifest cannot tell: the file counts.
+void refuse_other_sweep(const StatusArgs& a, const std::string& name) {
+  std::optional<SweepManifest> here;
+  try {
+    here = read_sweep_manifest(a.dir);
+  } catch (const UserError&) {
+    return;
+  }
+  if (here && here->sweep != name)
+    throw UserError("--spec " + a.spec + " is the sweep '" + name + "', but " + a.dir + " holds the results of the sweep '" +
+                    here->sweep + "' (" + ResultsLayout(a.dir).manifest().string() + "): give that sweep's file with --spec, "
+                    "or leave --spec out to count the runs its sweep.json lists");
+}
+
 // The sweep as `lrbench run` expands it: from the sweep file when given, else from the
 // manifest that `lrbench run` wrote (DIR/sweep.json).
 SweepManifest sweep_manifest(const StatusArgs& a) {
@@ -37,6 +52,7 @@ SweepManifest sweep_manifest(const StatusArgs& a) {
       throw UserError("this program has no models built in, so it cannot read the sweep file " + a.spec +
                       ": run `lrbench status`, which starts lrbench-core for --spec");
     const SweepSpec spec = load_sweep_file(a.spec);
+    refuse_other_sweep(a, spec.sweep.name);
     return make_sweep_manifest(spec, expand_sweep(spec));
   }
   std::optional<SweepManifest> manifest;
@@ -68,7 +84,9 @@ int status(const StatusArgs& a) {
     for (const auto& k : manifest.runs)
       if (in_shard(k, shard)) keys.push_back(k);
   }
-  fmt::print("{}{}\n", status_line(sweep_status(a.dir, keys)), study);
+  const SweepStatus s = sweep_status(a.dir, keys);
+  if (!s.note.empty()) fmt::print(stderr, "lrbench status: {}\n", s.note);
+  fmt::print("{}{}\n", status_line(s), study);
   return kExitDone;
 }
 

@@ -5,8 +5,8 @@
 // (suite/cli/main.cpp): a signal that arrives while the dynamic loader maps and
 // relocates LibTorch stays pending and becomes a stop request (exit 3), not a kill.
 // Linked statically, with the C and C++ standard libraries and suite/core/child_process.cpp
-// only (no static initialisers of its own), so that next to nothing runs before main: from
-// the exec on, a stop signal is never a kill.
+// only (no static initialisers of its own), and the signals blocked by its first
+// instruction (below, before main): once it runs, a stop signal is never a kill.
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -273,14 +273,49 @@ static void choose_blas_core(const char* folder, int folder_length) {
   setenv("LRB_BLAS_CORE_CHOICE", choice, 1);
 }
 
-int main(int /*argc*/, char** argv) {
+// The stop signals are blocked by the program's very first instruction, before the C
+// library's start-up code (TLS, relocations, processor features: up to a millisecond on a
+// loaded machine), during which a stop signal used to kill the launcher. Only a signal that
+// arrives while the kernel is still loading the program (no program can catch that one)
+// remains a kill. On x86-64 the entry point is ours (CMakeLists.txt links with
+// -e lrb_launcher_entry): one rt_sigprocmask system call, then the C library's _start with
+// the stack as the kernel left it. Elsewhere .preinit_array does it, after that start-up.
+#if defined(__x86_64__)
+static_assert(SIGINT == 2 && SIGUSR1 == 10 && SIGTERM == 15, "the entry's signal set is Linux x86-64's");
+asm(R"(
+  .text
+  .globl lrb_launcher_entry
+  .type lrb_launcher_entry, @function
+lrb_launcher_entry:
+  endbr64
+  mov $14, %eax                     # rt_sigprocmask(SIG_BLOCK, &set, NULL, 8)
+  xor %edi, %edi
+  lea lrb_stop_signal_set(%rip), %rsi
+  xor %edx, %edx
+  mov $8, %r10d
+  syscall
+  xor %edx, %edx                    # _start takes %rdx as a function for atexit: none
+  jmp _start
+  .size lrb_launcher_entry, .-lrb_launcher_entry
+  .section .rodata
+  .balign 8
+lrb_stop_signal_set:
+  .quad (1 << 1) | (1 << 9) | (1 << 14)   # SIGINT, SIGUSR1, SIGTERM
+  .text
+)");
+#else
+static void block_stop_signals(int, char**, char**) {
   sigset_t stops;
   sigemptyset(&stops);
   sigaddset(&stops, SIGTERM);
   sigaddset(&stops, SIGUSR1);
   sigaddset(&stops, SIGINT);
   sigprocmask(SIG_BLOCK, &stops, nullptr);
+}
+__attribute__((section(".preinit_array"), used)) static void (*const lrb_block_early)(int, char**, char**) = &block_stop_signals;
+#endif
 
+int main(int /*argc*/, char** argv) {
   static char self[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) {

@@ -5,13 +5,14 @@
 
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
-#include <sstream>
 
 #include "suite/core/errors.h"
 #include "suite/core/files.h"
 #include "suite/report/sinks.h"
+#include "suite/store/output_paths.h"
 
 namespace lrb {
 
@@ -52,34 +53,39 @@ void add_report_args(CLI::App* cmd, ReportArgs& a, bool with_baseline) {
                                            "output; only a regular file is replaced");
 }
 
-void emit_report(const Report& report, const ReportArgs& a) {
-  std::string format = a.format;
-  const bool to_stdout = a.output.empty() || a.output == "-";
-  // Checked before anything is written: a device node or FIFO at -o is never replaced.
-  const std::filesystem::path target = to_stdout ? std::filesystem::path() : output_file_target(a.output, "-o");
-  if (!to_stdout) {
-    // The file's name and its contents agree: a report never lands as text in "x.pdf", nor
-    // as JSON in "x.md". A name without an extension takes --format, else plain text.
-    const std::string ext = std::filesystem::path(a.output).extension().string();
-    const std::string named = report_format_for_file(a.output);
-    if (!ext.empty() && named.empty() && format.empty())
-      throw UserError("-o " + a.output + ": no report format is written to a '" + ext + "' file; name it by its format (" +
-                      report_file_extensions() + ") or give --format");
-    if (!named.empty() && !format.empty() && named != format)
-      throw UserError("-o " + a.output + " names a " + named + " file, but --format is " + format +
-                      ": give the file its format's extension, or leave out --format");
-    if (format.empty()) format = named;
+ReportOutput report_output(const ReportArgs& a, const std::vector<std::filesystem::path>& inputs) {
+  ReportOutput out;
+  out.format = a.format;
+  if (a.output.empty() || a.output == "-") {
+    if (out.format.empty()) out.format = "term";
+    return out;
   }
-  if (format.empty()) format = "term";
-  if (to_stdout) {
-    make_report_sink(format, format == "term" && ::isatty(1))->write(report, std::cout);
+  // A device node, a FIFO, a link or a results folder's own file at -o is never replaced.
+  out.file = checked_output_file(a.output, "-o", inputs);
+  // The file's name and its contents agree: a report never lands as text in "x.pdf", nor
+  // as JSON in "x.md". A name without an extension takes --format, else plain text.
+  const std::string ext = std::filesystem::path(a.output).extension().string();
+  const std::string named = report_format_for_file(a.output);
+  if (!ext.empty() && named.empty() && out.format.empty())
+    throw UserError("-o " + a.output + ": no report format is written to a '" + ext + "' file; name it by its format (" +
+                    report_file_extensions() + ") or give --format");
+  if (!named.empty() && !out.format.empty() && named != out.format)
+    throw UserError("-o " + a.output + " names a " + named + " file, but --format is " + out.format +
+                    ": give the file its format's extension, or leave out --format");
+  if (out.format.empty()) out.format = named.empty() ? "term" : named;
+  return out;
+}
+
+void emit_report(const Report& report, const ReportOutput& out) {
+  if (out.file.empty()) {
+    make_report_sink(out.format, out.format == "term" && ::isatty(1))->write(report, std::cout);
     std::cout.flush();
     if (!std::cout) throw EnvironmentError("writing the report to standard output failed");
     return;
   }
   std::ostringstream ss;
-  make_report_sink(format)->write(report, ss);
-  write_file_atomic(target, ss.str());
+  make_report_sink(out.format)->write(report, ss);
+  write_file_atomic(out.file, ss.str());
 }
 
 }  // namespace lrb

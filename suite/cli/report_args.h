@@ -1,6 +1,8 @@
 #pragma once
 // The options `lrbench report` and `lrbench leaderboard` share, and how both write a Report.
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "suite/report/analysis.h"
 #include "suite/report/table.h"
@@ -29,7 +31,16 @@ struct ReportArgs {
 };
 
 void add_report_args(CLI::App* cmd, ReportArgs& args, bool with_baseline);
-// Writes to standard output (colour on a terminal) or atomically to args.output.
-void emit_report(const Report& report, const ReportArgs& args);
+
+// Where a report goes and in which format, checked before any result is read: -o's name
+// against --format, and the file itself (suite/store/output_paths.h: never a results
+// folder's own file, never through a link). `inputs`: the results folders the command reads.
+struct ReportOutput {
+  std::string format;
+  std::filesystem::path file;  // empty: standard output
+};
+ReportOutput report_output(const ReportArgs& args, const std::vector<std::filesystem::path>& inputs);
+// Writes to standard output (colour on a terminal) or atomically to out.file.
+void emit_report(const Report& report, const ReportOutput& out);
 
 }  // namespace lrb

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <stdexcept>
+#include <string>
 
 #include "suite/core/errors.h"
 
@@ -104,6 +105,18 @@ double majority_class_share(const at::Tensor& targets) {
   if (targets.dim() != 1 || targets.numel() == 0) throw std::invalid_argument("majority_class_share: needs [n] class ids, n > 0");
   const auto counts = targets.to(at::kLong).bincount();
   return counts.max().item<double>() / static_cast<double>(targets.numel());
+}
+
+std::string non_finite_logits_problem(const at::Tensor& logits) {
+  const at::Tensor bad = logits.isfinite().logical_not();
+  const std::int64_t count = bad.sum().item<std::int64_t>();
+  if (count == 0) return "";
+  const at::Tensor first = bad.nonzero()[0];
+  std::string at_index;
+  for (std::int64_t i = 0; i < first.size(0); ++i)
+    at_index += (i == 0 ? "" : ", ") + std::to_string(first[i].item<std::int64_t>());
+  return std::to_string(count) + " of " + std::to_string(logits.numel()) + " logits are NaN or infinite (the first at [" +
+         at_index + "])";
 }
 
 double compute_metric(const std::string& name, const at::Tensor& logits, const at::Tensor& targets) {

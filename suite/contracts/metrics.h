@@ -32,6 +32,11 @@ const std::vector<MetricDef>& metric_table();
 const MetricDef* find_metric(const std::string& name);
 double compute_metric(const std::string& name, const at::Tensor& logits, const at::Tensor& targets);
 
+// Why `logits` cannot be scored: "3 of 640 logits are NaN or infinite (the first at [2, 5])",
+// or "" when every one is finite. A metric of non-finite logits (argmax of NaNs picks a
+// class) would be a number measured on nothing: the runner fails the run with this reason.
+std::string non_finite_logits_problem(const at::Tensor& logits);
+
 // The accuracy of always predicting the commonest class: that class's share of `targets`
 // ([n] int64 class ids, n > 0). Reports show it beside accuracy as the chance level.
 double majority_class_share(const at::Tensor& targets);

@@ -31,14 +31,28 @@ void fsync_path(const fs::path& path) {
 }
 
 void publish_file(const fs::path& tmp, const fs::path& final_path) {
-  fsync_path(tmp);
   struct ::stat st {};
-  if (::lstat(final_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+  const bool replaces = ::lstat(final_path.c_str(), &st) == 0;
+  if (replaces && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
     throw EnvironmentError("cannot publish " + final_path.string() +
                            ": something that is not a regular file (a folder, a device, a FIFO) is in its place");
+  // The new file takes the old one's permissions: replacing must not widen who may read it
+  // (set-id bits are not a file's to pass on).
+  if (replaces && S_ISREG(st.st_mode) && ::chmod(tmp.c_str(), st.st_mode & 0777) != 0)
+    throw EnvironmentError("cannot give " + tmp.string() + " the mode of " + final_path.string() + ": " + errno_text());
+  fsync_path(tmp);
   if (::rename(tmp.c_str(), final_path.c_str()) != 0)
     throw EnvironmentError("cannot rename " + tmp.string() + " to " + final_path.string() + ": " + errno_text());
   fsync_path(final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path());
+}
+
+int create_temp_file(const fs::path& tmp) {
+  // A file of this process's name left by a dead process of the same pid goes; anything
+  // placed there meanwhile makes O_EXCL fail rather than be written through.
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) throw EnvironmentError("cannot create " + tmp.string() + ": " + errno_text());
+  return fd;
 }
 
 void write_file_atomic(const fs::path& final_path, std::string_view bytes) {
@@ -49,8 +63,7 @@ void write_file_atomic(const fs::path& final_path, std::string_view bytes) {
     fs::remove(tmp, ec);  // nothing half-written stays behind
     throw EnvironmentError(what + " " + tmp.string() + " failed: " + text);
   };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw EnvironmentError("cannot create " + tmp.string() + ": " + errno_text());
+  const int fd = create_temp_file(tmp);
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -98,19 +111,19 @@ void refuse_filesystem_root(const fs::path& dir, const std::string& option) {
     throw UserError(option + " " + dir.string() + " is the filesystem root; give the results a folder of their own, e.g. results/NAME");
 }
 
-fs::path output_file_target(const fs::path& path, const std::string& option) {
+void refuse_unreplaceable_output(const fs::path& path, const std::string& option) {
   std::error_code ec;
-  fs::path target = path;
-  if (fs::is_symlink(fs::symlink_status(path, ec))) {
-    target = fs::weakly_canonical(path, ec);
-    if (ec) throw UserError(option + " " + path.string() + ": cannot resolve the link (" + ec.message() + ")");
+  const auto link = fs::symlink_status(path, ec);
+  if (fs::is_symlink(link)) {
+    const fs::path target = fs::read_symlink(path, ec);
+    throw UserError(option + " " + path.string() + " is a symbolic link (to " + (ec ? std::string("?") : target.string()) +
+                    "); lrbench does not write through a link to a file elsewhere: give the file you mean to replace "
+                    "by its own path, or another name");
   }
-  const auto st = fs::status(target, ec);
-  if (fs::exists(st) && !fs::is_regular_file(st))
+  if (fs::exists(link) && !fs::is_regular_file(link))
     throw UserError(option + " " + path.string() + " exists and is not a regular file (" +
-                    (fs::is_directory(st) ? "a folder" : "a device, FIFO or socket") +
+                    (fs::is_directory(link) ? "a folder" : "a device, FIFO or socket") +
                     "); lrbench replaces only regular files: give a file name, or - for standard output");
-  return target;
 }
 
 fs::path temp_path_for(const fs::path& final_path) {

@@ -14,15 +14,23 @@ namespace fs = std::filesystem;
 void fsync_path(const fs::path& path);
 // rename(tmp, final) then fsync the folder holding them. Refuses (EnvironmentError) to
 // replace anything at final_path but a regular file or a symbolic link: a rename would
-// otherwise replace a device node, a FIFO or an empty folder with the new file.
+// otherwise replace a device node, a FIFO or an empty folder with the new file. A regular
+// file replaced keeps its mode (a private 0600 file stays private); a link is replaced
+// itself, never written through.
 void publish_file(const fs::path& tmp, const fs::path& final_path);
+// Creates `tmp` for writing, new (O_EXCL: never through a symbolic link or into a file
+// someone placed at the name); a stale file of that name is removed first. Returns the
+// descriptor; EnvironmentError naming the path when it cannot.
+int create_temp_file(const fs::path& tmp);
 // Writes bytes to final_path through a temporary file in the same folder. A failed write (a
 // full disk: ENOSPC, EFBIG) throws EnvironmentError and leaves no temporary file behind.
 void write_file_atomic(const fs::path& final_path, std::string_view bytes);
-// The file an output option names: a symbolic link's target (the link stays a link), after
-// checking that whatever is there is a regular file. UserError (naming `option`) for a
-// device node, a FIFO, a socket or a folder: nothing that is not a regular file is replaced.
-fs::path output_file_target(const fs::path& path, const std::string& option);
+// Checks the file an output option names before anything is written: nothing there, or a
+// regular file. UserError (naming `option`) for a symbolic link (lrbench never writes
+// through one to a file elsewhere: the user gives the target itself), a device node, a
+// FIFO, a socket or a folder. Results folders are refused one layer up
+// (suite/store/output_paths.h).
+void refuse_unreplaceable_output(const fs::path& path, const std::string& option);
 // UserError (naming `option`) when a results folder would be the filesystem root: its
 // runs/, slurm/ and lock files would land in /.
 void refuse_filesystem_root(const fs::path& dir, const std::string& option);

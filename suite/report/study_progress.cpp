@@ -1,12 +1,34 @@
 #include "suite/report/study_progress.h"
 
 #include <set>
+#include <string_view>
 
 #include "suite/core/errors.h"
 #include "suite/store/results_index.h"
 #include "suite/store/study_log.h"
 
 namespace lrb {
+
+namespace {
+
+// The study's runs whose files are gone, as DIR/sweep.h5 holds them (`lrbench run` restores
+// them rather than run them again). A sweep.h5 unusable as a whole adds none: its runs are
+// missing, as `run` and `status` (which says why) count them.
+void add_merged_runs(const std::filesystem::path& dir, const SweepManifest& manifest, std::vector<RunRecord>& runs) {
+  std::set<std::string> have;
+  for (const auto& r : runs) have.insert(r.key);
+  std::vector<std::string> missing;
+  for (const auto& key : manifest.runs)
+    if (!have.count(key)) missing.push_back(key);
+  try {
+    for_each_merged_run(dir, missing, [&](const std::string&, std::string_view, RunFileCheck&& check) {
+      if (check.valid()) runs.push_back(std::move(*check.record));
+    });
+  } catch (const UserError&) {
+  }
+}
+
+}  // namespace
 
 StudyProgress study_progress(const std::filesystem::path& dir, const SweepManifest& manifest, const ClaimSettings& settings) {
   LRB_CHECK(manifest.sequential.has_value(), "study_progress needs a sequential study");
@@ -26,6 +48,7 @@ StudyProgress study_progress(const std::filesystem::path& dir, const SweepManife
     ResultsScan scan = scan_runs_indexed(dir, refresh, read_only);
     runs = std::move(scan.runs);
   }
+  add_merged_runs(dir, manifest, runs);
   const std::set<std::string> listed(manifest.runs.begin(), manifest.runs.end());
   std::set<std::string> finished;
   std::vector<RunRecord> mine;  // this study's runs only: the judge must not read strangers

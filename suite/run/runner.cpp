@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
+#include <string>
+
 #include <fmt/core.h>
 
 #include "suite/core/environment.h"
@@ -204,9 +207,14 @@ void RunExecution::evaluate(bool stoppable) {
   }
   const at::Tensor all = at::cat(logits);
   const auto& info = run_.task_info;
+  // Fails the run, as a non-finite training loss does: metrics of NaN logits are no result.
+  if (const std::string bad = non_finite_logits_problem(all); !bad.empty())
+    throw std::runtime_error("non-finite evaluation output: " + bad);
+  const double loss = loss_of(all, eval.y, info.multilabel).item<double>();
+  if (!std::isfinite(loss)) throw std::runtime_error(fmt::format("non-finite evaluation loss ({})", loss));
   auto& c = state_.curves;
   c["eval_step"].push_back(static_cast<double>(state_.step));
-  c["eval_loss"].push_back(loss_of(all, eval.y, info.multilabel).item<double>());
+  c["eval_loss"].push_back(loss);
   for (const auto& m : info.metrics) c["eval_" + m].push_back(compute_metric(m, all, eval.y));
   state_.last_eval_step = state_.step;
   model_->train();

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
+#include <stdexcept>
+#include <string>
 
 #include "suite/core/errors.h"
 #include "suite/contracts/metrics.h"
@@ -124,7 +127,13 @@ void record_quality(const Variants& variants, const EvalPass& pass, const Varian
   auto& c = record.curves;
   for (std::size_t v = 0; v < variants.size(); ++v) {
     const at::Tensor all = at::cat(pass.logits[v]);
-    m[variants.prefix(v) + "eval_loss"] = loss_of(all, in.eval.y, in.task.multilabel).item<double>();
+    // As the run's own evaluation: a variant's NaN logits fail the run, never score.
+    if (const std::string bad = non_finite_logits_problem(all); !bad.empty())
+      throw std::runtime_error("non-finite evaluation output of variant " + variants.name(v) + ": " + bad);
+    const double loss = loss_of(all, in.eval.y, in.task.multilabel).item<double>();
+    if (!std::isfinite(loss))
+      throw std::runtime_error("non-finite evaluation loss (" + std::to_string(loss) + ") of variant " + variants.name(v));
+    m[variants.prefix(v) + "eval_loss"] = loss;
     for (const auto& name : in.task.metrics) m[variants.prefix(v) + "eval_" + name] = compute_metric(name, all, in.eval.y);
     for (const auto& probe : pass.probe_names) {
       const ChannelStats& r = pass.reference.at(probe);

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <string_view>
 #include <system_error>
 #include <tuple>
@@ -19,6 +20,7 @@
 #include "suite/hdf5/h5.h"
 #include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
+#include "suite/store/sweep_manifest.h"
 #include "suite/store/text_dataset.h"
 
 namespace lrb {
@@ -230,29 +232,68 @@ MergeSummary merge_results(const fs::path& dir) {
 
 namespace {
 
-// /runs/<name> of a sweep.h5: a run file's bytes (schema_version 2), checked as a file is,
-// or (schema_version 1) a group copied from a run file's root.
-RunFileCheck read_merged_run(const h5::Group& runs, const std::string& name, long long version, const fs::path& path) {
-  RunFileCheck check;
+std::string rebuild_hint(const fs::path& path) {
+  return "; rebuild it with `lrbench merge " + path.parent_path().string() + "` if its runs/ folder still exists";
+}
+
+// Opens a sweep.h5 and checks it as a whole: its digest (before HDF5 reads a byte of it),
+// schema_version, complete marker and /runs. Sets `version`; UserError naming the damage.
+h5::File open_sweep_file(const fs::path& path, long long& version) {
+  h5::silence_error_printing();
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw UserError("no sweep file " + path.string() + "; create it with `lrbench merge DIR`");
+  std::string reason;
+  h5::File file = h5::open_for_validation(path, reason);
+  if (!file) throw UserError(path.string() + " is damaged (" + reason + ")" + rebuild_hint(path));
   try {
-    if (version == kSweepFileVersionGroups) return read_run_group(h5::open_group(runs, name));
-    const h5::Dataset ds = h5::open_dataset(runs, name);
-    const std::vector<hsize_t> dims = h5::dataset_dims(ds);
-    const h5::ElementType type = h5::dataset_element_type(ds);
-    if (dims.size() != 1 || type.type_class != H5T_INTEGER || type.size != 1) {
-      check.reason = "not the bytes of a run file (a 1-D dataset of bytes)";
-      return check;
+    h5::Group root = h5::open_group(file, "/");
+    const auto v = h5::read_int_attribute(root, "schema_version");
+    if (!v) throw UserError(path.string() + " is not an lrbench sweep file (no schema_version)");
+    if (*v != kSweepFileVersion && *v != kSweepFileVersionGroups)
+      throw UserError(path.string() + " has schema_version " + std::to_string(*v) + "; this lrbench reads " +
+                      std::to_string(kSweepFileVersionGroups) + " and " + std::to_string(kSweepFileVersion) + rebuild_hint(path));
+    const auto complete = h5::read_int_attribute(root, "complete");
+    if (!complete || *complete != 1) throw UserError(path.string() + " is incomplete: no complete marker" + rebuild_hint(path));
+    if (!h5::link_exists(root, "runs")) throw UserError(path.string() + " has no /runs group" + rebuild_hint(path));
+    version = *v;
+  } catch (const h5::Error& e) {
+    throw UserError("cannot read " + path.string() + ": " + e.what() + rebuild_hint(path));
+  }
+  return file;
+}
+
+// /runs/<name> of a sweep.h5: a run file's bytes (schema_version 2, kept in `bytes`), checked
+// as a file is, or (schema_version 1) a group copied from a run file's root.
+RunFileCheck read_merged_run(const h5::Group& runs, const std::string& name, long long version, const fs::path& path,
+                             std::string& bytes) {
+  RunFileCheck check;
+  bytes.clear();
+  try {
+    if (version == kSweepFileVersionGroups) {
+      check = read_run_group(h5::open_group(runs, name));
+    } else {
+      const h5::Dataset ds = h5::open_dataset(runs, name);
+      const std::vector<hsize_t> dims = h5::dataset_dims(ds);
+      const h5::ElementType type = h5::dataset_element_type(ds);
+      if (dims.size() != 1 || type.type_class != H5T_INTEGER || type.size != 1) {
+        check.reason = "not the bytes of a run file (a 1-D dataset of bytes)";
+        return check;
+      }
+      if (std::string problem = h5::readable_size_problem(ds, 1); !problem.empty()) {
+        check.reason = "dataset " + problem;
+        return check;
+      }
+      bytes.assign(static_cast<std::size_t>(dims[0]), '\0');
+      h5::read_array_dataset(ds, H5T_NATIVE_UINT8, bytes.data());
+      check.reason = sealed_bytes_problem(bytes);
+      if (check.reason.empty()) check = read_run_image(bytes, path.string() + ":/runs/" + name);
     }
-    if (std::string problem = h5::readable_size_problem(ds, 1); !problem.empty()) {
-      check.reason = "dataset " + problem;
-      return check;
-    }
-    std::string bytes(static_cast<std::size_t>(dims[0]), '\0');
-    h5::read_array_dataset(ds, H5T_NATIVE_UINT8, bytes.data());
-    check.reason = sealed_bytes_problem(bytes);
-    if (check.reason.empty()) check = read_run_image(bytes, path.string() + ":/runs/" + name);
   } catch (const h5::Error& e) {
     check.reason = e.is_checksum_failure() ? "checksum error in the stored bytes" : "unreadable (" + e.stack() + ")";
+  }
+  if (check.valid() && check.record->key != name) {
+    check.reason = "name is not the run key (key " + check.record->key + ")";
+    check.record.reset();
   }
   return check;
 }
@@ -260,26 +301,11 @@ RunFileCheck read_merged_run(const h5::Group& runs, const std::string& name, lon
 }  // namespace
 
 ResultsScan read_sweep_file(const fs::path& path) {
-  h5::silence_error_printing();
-  const std::string redo = "; rebuild it with `lrbench merge " + path.parent_path().string() +
-                           "` if its runs/ folder still exists";
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw UserError("no sweep file " + path.string() + "; create it with `lrbench merge DIR`");
-  // The whole file's digest is checked before HDF5 sees a byte of it.
-  std::string reason;
-  h5::File file = h5::open_for_validation(path, reason);
-  if (!file) throw UserError(path.string() + " is damaged (" + reason + ")" + redo);
+  long long version = 0;
+  const h5::File file = open_sweep_file(path, version);
   ResultsScan out;
   try {
     h5::Group root = h5::open_group(file, "/");
-    const auto version = h5::read_int_attribute(root, "schema_version");
-    if (!version) throw UserError(path.string() + " is not an lrbench sweep file (no schema_version)");
-    if (*version != kSweepFileVersion && *version != kSweepFileVersionGroups)
-      throw UserError(path.string() + " has schema_version " + std::to_string(*version) + "; this lrbench reads " +
-                      std::to_string(kSweepFileVersionGroups) + " and " + std::to_string(kSweepFileVersion) + redo);
-    const auto complete = h5::read_int_attribute(root, "complete");
-    if (!complete || *complete != 1) throw UserError(path.string() + " is incomplete: no complete marker" + redo);
-
     try {
       const json bad = json::parse(read_text_dataset(root, "bad", "/bad"));
       for (const json& b : bad)
@@ -287,25 +313,40 @@ ResultsScan read_sweep_file(const fs::path& path) {
     } catch (const std::exception& e) {  // BadData or bad JSON: the list is lost, the runs are not
       out.bad.push_back({path, std::string("/bad: ") + e.what()});
     }
-
-    if (!h5::link_exists(root, "runs")) throw UserError(path.string() + " has no /runs group" + redo);
     h5::Group runs = h5::open_group(root, "runs");
+    std::string bytes;
     for (const std::string& name : h5::link_names(runs)) {
-      RunFileCheck check = read_merged_run(runs, name, *version, path);
-      if (check.valid() && check.record->key != name) {
-        check.reason = "name is not the run key (key " + check.record->key + ")";
-        check.record.reset();
-      }
+      RunFileCheck check = read_merged_run(runs, name, version, path, bytes);
       if (check.valid())
         out.runs.push_back(std::move(*check.record));
       else
         out.bad.push_back({path, "/runs/" + name + ": " + check.reason});
     }
   } catch (const h5::Error& e) {
-    throw UserError("cannot read " + path.string() + ": " + e.what() + redo);
+    throw UserError("cannot read " + path.string() + ": " + e.what() + rebuild_hint(path));
   }
   sort_bad(out.bad);
   return out;
+}
+
+void for_each_merged_run(const fs::path& dir, const std::vector<std::string>& keys,
+                         const std::function<void(const std::string& key, std::string_view bytes, RunFileCheck&& check)>& visit) {
+  const fs::path path = ResultsLayout(dir).merged();
+  std::error_code ec;
+  if (keys.empty() || !fs::exists(fs::symlink_status(path, ec))) return;
+  long long version = 0;
+  const h5::File file = open_sweep_file(path, version);
+  try {
+    h5::Group runs = h5::open_group(h5::open_group(file, "/"), "runs");
+    std::string bytes;
+    for (const std::string& key : keys) {
+      if (!is_run_key(key) || !h5::link_exists(runs, key)) continue;  // a run key is one plain link name
+      RunFileCheck check = read_merged_run(runs, key, version, path, bytes);
+      visit(key, bytes, std::move(check));
+    }
+  } catch (const h5::Error& e) {
+    throw UserError("cannot read " + path.string() + ": " + e.what() + rebuild_hint(path));
+  }
 }
 
 ResultsScan load_results(const fs::path& dir) {

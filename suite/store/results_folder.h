@@ -3,10 +3,13 @@
 // each file lives: results_layout.h. Rules: results/SCHEMA.md.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "suite/store/results_layout.h"
+#include "suite/store/run_file.h"
 #include "suite/store/run_record.h"
 
 namespace lrb {
@@ -57,6 +60,14 @@ MergeSummary merge_results(const std::filesystem::path& dir);
 // fail and the bad files recorded at merge time are listed in `bad`. Throws UserError when
 // the file as a whole cannot be used.
 ResultsScan read_sweep_file(const std::filesystem::path& path);
+
+// The runs of DIR/sweep.h5 among `keys` (those whose run files are gone: a folder merged and
+// then cleaned, or copied as sweep.h5 alone), one at a time: each key sweep.h5 holds, with
+// the check of its stored run as read_run_file gives it and, for a sweep.h5 of
+// schema_version 2, the run file's bytes (empty otherwise). Nothing when there is no
+// sweep.h5; UserError when it cannot be used as a whole (as read_sweep_file).
+void for_each_merged_run(const std::filesystem::path& dir, const std::vector<std::string>& keys,
+                         const std::function<void(const std::string& key, std::string_view bytes, RunFileCheck&& check)>& visit);
 
 // DIR/runs when it exists, else DIR/sweep.h5; a UserError saying what to do when neither does.
 ResultsScan load_results(const std::filesystem::path& dir);

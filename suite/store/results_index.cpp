@@ -397,7 +397,36 @@ ResultsScan scan_runs_indexed(const fs::path& dir, IndexRefresh& refresh, IndexO
   return out;
 }
 
-std::vector<IndexedStatus> run_statuses(const fs::path& dir, const std::vector<std::string>& run_keys) {
+namespace {
+
+// The keys with no run file, from DIR/sweep.h5 where it holds them (a merged-only folder):
+// as `run` restores them, status counts them. A sweep.h5 unusable as a whole is said in
+// `problem` and its runs stay missing.
+void merged_statuses(const fs::path& dir, const std::vector<std::string>& run_keys, std::vector<IndexedStatus>& out,
+                     std::string* problem) {
+  std::unordered_map<std::string, std::size_t> missing;
+  for (std::size_t i = 0; i < run_keys.size(); ++i)
+    if (out[i].kind == IndexedStatus::Kind::Missing) missing.emplace(run_keys[i], i);
+  std::vector<std::string> keys;
+  for (const auto& [key, i] : missing) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  try {
+    for_each_merged_run(dir, keys, [&](const std::string& key, std::string_view, RunFileCheck&& check) {
+      IndexedStatus& s = out[missing.at(key)];
+      s.kind = check.valid() ? IndexedStatus::Kind::Run : IndexedStatus::Kind::Bad;
+      if (check.valid()) {
+        s.status = check.record->status;
+        s.steps_done = steps_of(*check.record);
+      }
+    });
+  } catch (const UserError& e) {
+    if (problem != nullptr) *problem = std::string(e.what()) + "; its runs count as missing";
+  }
+}
+
+}  // namespace
+
+std::vector<IndexedStatus> run_statuses(const fs::path& dir, const std::vector<std::string>& run_keys, std::string* merged_problem) {
   std::string ignored;
   const std::optional<LoadedIndex> index = read_index(dir, ignored);
   std::vector<IndexedStatus> out(run_keys.size());
@@ -431,6 +460,7 @@ std::vector<IndexedStatus> run_statuses(const fs::path& dir, const std::vector<s
       s.steps_done = steps_of(*check.record);
     }
   }
+  merged_statuses(dir, run_keys, out, merged_problem);
   return out;
 }
 

@@ -74,12 +74,15 @@ struct IndexOptions {
 ResultsScan scan_runs_indexed(const std::filesystem::path& dir, IndexRefresh& refresh, IndexOptions options = {});
 
 // For `status`: the status (and, when stopped, the steps done) of the run file of each key,
-// taken from the index where the file is unchanged, else read. Never writes.
+// taken from the index where the file is unchanged, else read; a key without a run file
+// from DIR/sweep.h5 where that holds it (`merged_problem`: why sweep.h5 could not be read,
+// its runs then missing). Never writes.
 struct IndexedStatus {
   enum class Kind { Missing, Bad, Run } kind = Kind::Missing;
   RunStatus status = RunStatus::Ok;
   std::int64_t steps_done = 0;  // of a stopped run
 };
-std::vector<IndexedStatus> run_statuses(const std::filesystem::path& dir, const std::vector<std::string>& run_keys);
+std::vector<IndexedStatus> run_statuses(const std::filesystem::path& dir, const std::vector<std::string>& run_keys,
+                                        std::string* merged_problem = nullptr);
 
 }  // namespace lrb

@@ -48,6 +48,14 @@ class ResultsLayout {
   // Whether `file` sits in a runs/ folder, where a run file's name is its run key.
   static bool in_runs_folder(const std::filesystem::path& file) { return file.parent_path().filename() == kRuns; }
 
+  // What a results folder keeps at `name`, one entry directly inside it ("its run files"
+  // for runs), or "" when it keeps nothing there: no output of the user's may take such a
+  // name (suite/store/output_paths.h).
+  static std::string own_entry(const std::string& name);
+  // Whether `dir` holds what only a results folder holds: a manifest, a merged file, an
+  // index, a study log, a lock or shard layout, or a runs/ folder holding a run file.
+  static bool holds_results(const std::filesystem::path& dir);
+
  private:
   static constexpr const char* kRuns = "runs";
   std::filesystem::path dir_;

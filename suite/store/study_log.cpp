@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,11 @@ double unix_seconds_now() {
 }
 
 json StudySession::to_json() const { return {{"id", id}, {"start", start}, {"end", end}}; }
+
+std::string StudySession::problem() const {
+  if (!std::isfinite(start) || !std::isfinite(end) || start < 0 || end < start) return "a session's start and end are not times in order";
+  return "";
+}
 
 double StudyLog::spent_seconds() const {
   std::vector<std::pair<double, double>> spans;
@@ -57,8 +63,7 @@ StudyLog StudyLog::from_json(const json& j) {
   try {
     for (const auto& s : j.at("sessions")) {
       StudySession x{s.at("id").get<std::string>(), s.at("start").get<double>(), s.at("end").get<double>()};
-      if (!std::isfinite(x.start) || !std::isfinite(x.end) || x.start < 0 || x.end < x.start)
-        throw UserError("a session's start and end are not times in order");
+      if (const std::string why = x.problem(); !why.empty()) throw UserError(why);
       log.sessions.push_back(std::move(x));
     }
     log.ended = j.value("ended", std::string());
@@ -81,29 +86,34 @@ StudyLog read_study_log(const std::filesystem::path& dir) {
   }
 }
 
-StudyClock::StudyClock(std::filesystem::path dir) : dir_(std::move(dir)) {
-  me_.start = me_.end = unix_seconds_now();
+StudyClock::StudyClock(std::filesystem::path dir, std::function<double()> wall_clock)
+    : dir_(std::move(dir)), started_(std::chrono::steady_clock::now()) {
+  me_.start = me_.end = std::max(0.0, wall_clock());  // a clock before 1970 is not a time a reader takes
   me_.id = fmt::format("{}/{}/{:.3f}", host_name(), static_cast<long>(::getpid()), me_.start);
   write("");
 }
 
 StudyClock::~StudyClock() {
   try {
-    me_.end = unix_seconds_now();
+    me_.end = now();
     write("");
   } catch (const std::exception&) {
     // The last heartbeat stands: at most the time since it is not counted.
   }
 }
 
+double StudyClock::now() const {
+  return me_.start + std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
 double StudyClock::beat() {
-  me_.end = unix_seconds_now();
+  me_.end = now();
   write("");
   return read_study_log(dir_).spent_seconds();
 }
 
 void StudyClock::ended(const std::string& how) {
-  me_.end = unix_seconds_now();
+  me_.end = now();
   write(how);
 }
 
@@ -117,6 +127,8 @@ void StudyClock::write(const std::string& ended) {
   else *it = me_;
   if (!ended.empty()) log.ended = ended;
   else if (fresh) log.ended.clear();  // a new session: the study runs again
+  // Never write what read_study_log would refuse: the folder would be stuck.
+  LRB_CHECK(me_.problem().empty(), "a study session's own times are out of order");
   write_file_atomic(where.study_log(), log.to_json().dump(1) + "\n");
 }
 

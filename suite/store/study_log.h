@@ -6,8 +6,10 @@
 // the sessions' intervals. A session writes its interval when it starts, at each look and
 // run it hands out (the heartbeat), and when it ends; a process killed outright loses only
 // the time since its last heartbeat. Written atomically under DIR/.lock-study.
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,8 +21,10 @@ namespace lrb {
 struct StudySession {
   std::string id;      // host/pid/start: unique per session
   double start = 0;    // seconds since the epoch
-  double end = 0;      // the last heartbeat
+  double end = 0;      // the last heartbeat: start plus the time since on a monotonic clock
   nlohmann::json to_json() const;
+  // Why a reader refuses it ("its start and end are not times in order"), or "".
+  std::string problem() const;
 };
 
 struct StudyLog {
@@ -36,11 +40,17 @@ struct StudyLog {
 // it (removing it forgets the time spent so far, which the budget then grants again).
 StudyLog read_study_log(const std::filesystem::path& dir);
 
+double unix_seconds_now();
+
 // One session's clock: registered when made, its end moved forward by beat(), written when
-// destroyed. Every write merges with what other sessions wrote meanwhile.
+// destroyed. Every write merges with what other sessions wrote meanwhile. Its start is the
+// wall clock's (sessions of several hosts are laid on one time line); its length is the
+// monotonic clock's, so a wall clock stepped back (NTP, a suspend) never ends a session
+// before it began: a log lrbench would then refuse to read.
 class StudyClock {
  public:
-  explicit StudyClock(std::filesystem::path dir);
+  // `wall_clock`: seconds since the epoch (a test's may step back).
+  explicit StudyClock(std::filesystem::path dir, std::function<double()> wall_clock = unix_seconds_now);
   ~StudyClock();
   StudyClock(const StudyClock&) = delete;
   StudyClock& operator=(const StudyClock&) = delete;
@@ -52,10 +62,10 @@ class StudyClock {
 
  private:
   void write(const std::string& ended);
+  double now() const;  // start plus the monotonic time since
   std::filesystem::path dir_;
   StudySession me_;
+  std::chrono::steady_clock::time_point started_;
 };
-
-double unix_seconds_now();
 
 }  // namespace lrb

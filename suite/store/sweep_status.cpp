@@ -11,7 +11,7 @@ namespace lrb {
 SweepStatus sweep_status(const std::filesystem::path& dir, const std::vector<std::string>& run_keys) {
   SweepStatus s;
   s.total = static_cast<int>(run_keys.size());
-  for (const IndexedStatus& run : run_statuses(dir, run_keys)) {
+  for (const IndexedStatus& run : run_statuses(dir, run_keys, &s.note)) {
     if (run.kind != IndexedStatus::Kind::Run) {
       ++s.missing;  // not there, or damaged: never data
       continue;

@@ -16,12 +16,14 @@ struct SweepStatus {
   int stopped = 0;  // stopped with a checkpoint to resume from
   std::int64_t stopped_steps = 0;  // training steps the stopped runs have done
   int missing = 0;  // not started, or a damaged file (that counts as missing, never as data)
+  std::string note;  // why DIR/sweep.h5 could not stand in for missing run files, "" when it could or was not needed
   int finished() const { return ok + failed; }
   int remaining() const { return total - finished(); }
 };
 
 // Reads DIR/runs/<key>.h5 of each key, validating it, or its entry in DIR/runs.index while
-// the file is unchanged (results_index.h).
+// the file is unchanged (results_index.h); a run whose file is gone counts as DIR/sweep.h5
+// holds it (a merged-only folder: `lrbench run` restores such runs rather than run them).
 SweepStatus sweep_status(const std::filesystem::path& dir, const std::vector<std::string>& run_keys);
 
 // One line of key=value fields, for people and for scripts; any change between two calls

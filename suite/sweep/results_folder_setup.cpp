@@ -37,7 +37,9 @@ void check_same_sweep(const fs::path& out, const SweepSpec& spec) {
     throw UserError(spec.sweep.sequential_at, "this study started with seeds = { " + was->text() + " } (" +
                                                   ResultsLayout(out).manifest().string() + "); a sequential design cannot change "
                                                   "once it has looked at results: keep it, or start the new design in another --out folder");
-  if (!was && now && !manifest->runs.empty() && fs::exists(ResultsLayout(out).runs()) && !fs::is_empty(ResultsLayout(out).runs()))
+  const ResultsLayout where(out);
+  const bool seen = (fs::exists(where.runs()) && !fs::is_empty(where.runs())) || fs::exists(where.merged());  // merged-only too
+  if (!was && now && !manifest->runs.empty() && seen)
     throw UserError(spec.sweep.sequential_at, out.string() + " holds runs of this sweep as a fixed design; a sequential "
                                                              "design must start before any result is seen: write it to another --out folder");
   if (was && !now)

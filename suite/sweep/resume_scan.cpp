@@ -3,7 +3,11 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <string_view>
+#include <system_error>
 
+#include "suite/core/errors.h"
+#include "suite/core/files.h"
 #include "suite/store/results_index.h"
 #include "suite/store/run_file.h"
 
@@ -11,11 +15,49 @@ namespace lrb {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Runs finished in DIR/sweep.h5 whose run files are gone (a folder merged, then cleaned or
+// copied as sweep.h5 alone) are put back into runs/ as they were stored, not run again:
+// report, status and merge then read the same runs. A damaged copy is run again; a
+// sweep.h5 unusable as a whole is said, and its runs run again.
+void restore_merged_runs(const fs::path& out, const std::vector<RunSpec>& runs, const std::vector<std::size_t>& mine,
+                         bool retry_failed) {
+  const ResultsLayout where(out);
+  std::vector<std::string> missing;
+  std::error_code ec;
+  for (const std::size_t i : mine)
+    if (!fs::exists(fs::symlink_status(where.run_file(runs[i].key), ec))) missing.push_back(runs[i].key);
+  int restored = 0;
+  try {
+    for_each_merged_run(out, missing, [&](const std::string& key, std::string_view bytes, RunFileCheck&& check) {
+      if (!check.valid()) {
+        fmt::print(stderr, "lrbench: {}'s copy of run {} is damaged ({}); the run will be recomputed\n",
+                   where.merged().string(), key.substr(0, 12), check.reason);
+        return;
+      }
+      const RunStatus st = check.record->status;
+      if (st == RunStatus::Stopped || (st == RunStatus::Failed && retry_failed)) return;
+      if (bytes.empty()) write_run_file(where.run_file(key), *check.record);  // a sweep.h5 of schema_version 1
+      else write_file_atomic(where.run_file(key), bytes);
+      ++restored;
+    });
+  } catch (const UserError& e) {
+    fmt::print(stderr, "lrbench: {}; the runs without a run file will be run\n", e.what());
+  }
+  if (restored > 0)
+    fmt::print(stderr, "lrbench: restored {} finished run(s) from {} into {} (their run files were missing)\n", restored,
+               where.merged().string(), where.runs().string());
+}
+
+}  // namespace
+
 ScanResult scan_for_resume(const fs::path& out, const std::vector<RunSpec>& runs, const std::vector<std::size_t>& mine,
                            bool retry_failed, StaleScope stale_scope, bool keep_records) {
   ScanResult r;
   for (const auto& p : clear_stale_temporaries(out, stale_scope))
     fmt::print(stderr, "lrbench: removed a stale temporary file {}\n", p.string());
+  restore_merged_runs(out, runs, mine, retry_failed);
   for (const std::size_t i : mine) {
     const RunSpec& run = runs[i];
     const fs::path file = ResultsLayout(out).run_file(run.key);

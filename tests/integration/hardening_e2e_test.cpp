@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <thread>
 
 #include "suite/core/exit_codes.h"
@@ -119,16 +120,11 @@ TEST(SlowHardening, OutputsNeverReplaceDevicesFifosOrTheirInput) {
   fs::create_directories(t / "folder");
   EXPECT_EQ(test::run({test::lrbench(), "report", (t / "out").string(), "-o", (t / "folder").string()}).code, kExitUsage);
   EXPECT_TRUE(fs::is_directory(t / "folder"));
-  // "-" is standard output; a link to a file writes the file and stays a link.
+  // "-" is standard output.
   auto out = test::run({test::lrbench(), "report", (t / "out").string(), "-o", "-", "--format", "csv"});
   EXPECT_EQ(out.code, kExitDone) << out.output;
   EXPECT_NE(out.output.find("transformer"), std::string::npos) << out.output;
   EXPECT_FALSE(fs::exists("-"));
-  test::write_text(t / "target.md", "old");
-  fs::create_symlink(t / "target.md", t / "link.md");
-  ASSERT_EQ(test::run({test::lrbench(), "report", (t / "out").string(), "-o", (t / "link.md").string()}).code, kExitDone);
-  EXPECT_TRUE(fs::is_symlink(t / "link.md"));
-  EXPECT_NE(read_file(t / "target.md"), "old");
 
   // attend: q, k, v in; --out a FIFO, the input itself, or standard output.
   {
@@ -152,6 +148,141 @@ TEST(SlowHardening, OutputsNeverReplaceDevicesFifosOrTheirInput) {
                               attend[2], attend[3], attend[4], attend[5], "--out", "-"});
   EXPECT_EQ(to_stdout.code, kExitDone) << to_stdout.output;
   EXPECT_EQ(sealed_bytes_problem(read_file(t / "stdout.h5")), "");
+}
+
+// `-o` (and `--out`) never replaces a results folder's own files: the merged runs (in a
+// folder without runs/ the only copy), a run file, the manifest, the study log. Refused
+// with exit 2 naming the path, before anything is read; a report beside them is fine.
+TEST(SlowHardening, OutputsNeverReplaceAResultsFoldersOwnFiles) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(5));
+  ASSERT_EQ(test::run(run_cmd(t)).code, kExitDone);
+  ASSERT_EQ(test::run({test::lrbench(), "merge", (t / "out").string()}).code, kExitDone);
+  fs::create_directories(t / "merged");
+  fs::copy_file(t / "out" / "sweep.h5", t / "merged" / "sweep.h5");
+  const fs::path run_file = fs::directory_iterator(t / "out" / "runs")->path();
+  const std::vector<fs::path> own = {t / "out" / "sweep.h5", t / "out" / "sweep.json", run_file, t / "out" / "study.json",
+                                     t / "out" / "runs" / "new.md", t / "merged" / "sweep.h5"};
+  std::map<fs::path, std::string> before;
+  for (const auto& f : own) before[f] = fs::exists(f) ? test::file_sha256(f) : "";
+  const auto refused = [&](const std::vector<std::string>& argv, const fs::path& target) {
+    const auto r = test::run(argv);
+    EXPECT_EQ(r.code, kExitUsage) << r.output;
+    EXPECT_NE(r.output.find(target.string()), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("never writes over a results folder's own files"), std::string::npos) << r.output;
+  };
+  for (const auto& target : own) {
+    SCOPED_TRACE(target.string());
+    const std::string dir = (target.parent_path().filename() == "runs" ? target.parent_path().parent_path() : target.parent_path()).string();
+    refused({test::lrbench(), "report", dir, "--format", "md", "-o", target.string()}, target);
+    refused({test::lrbench(), "export", dir, "--format", "csv", "-o", target.string()}, target);
+    refused({test::lrbench(), "plan", dir, "--format", "md", "-o", target.string()}, target);
+  }
+  // No flag needed for the manifest: its name says JSON. Another results folder than the
+  // one read is refused too.
+  refused({test::lrbench(), "report", (t / "out").string(), "-o", (t / "out" / "sweep.json").string()}, t / "out" / "sweep.json");
+  refused({test::lrbench(), "leaderboard", (t / "out").string(), "-o", (t / "merged" / "sweep.h5").string(), "--format", "md"},
+          t / "merged" / "sweep.h5");
+  refused({test::lrbench(), "attend", "--kernel", "softmax", "--in", run_file.string(), "--out", (t / "out" / "sweep.h5").string()},
+          t / "out" / "sweep.h5");
+  refused(run_cmd(t, "out/runs/nested"), t / "out" / "runs" / "nested");
+  for (const auto& f : own) EXPECT_EQ(fs::exists(f) ? test::file_sha256(f) : "", before[f]) << f;
+  // A report of one's own beside the folder's files (the Slurm final job writes DIR/report.md).
+  const auto beside = test::run({test::lrbench(), "report", (t / "out").string(), "-o", (t / "out" / "report.md").string()});
+  EXPECT_EQ(beside.code, kExitDone) << beside.output;
+}
+
+// A symbolic link at -o is refused, naming it: the file it leads to (anywhere) is never
+// replaced through it. A file replaced in place keeps its mode: a private file stays private.
+TEST(SlowHardening, OutputsNeverWriteThroughALinkAndKeepTheModeOfWhatTheyReplace) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(5));
+  ASSERT_EQ(test::run(run_cmd(t)).code, kExitDone);
+  fs::create_directories(t / "elsewhere");
+  test::write_text(t / "elsewhere" / "private.md", "old");
+  fs::permissions(t / "elsewhere" / "private.md", fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_symlink(t / "elsewhere" / "private.md", t / "link.md");
+  for (const std::string command : {"report", "export", "plan"}) {
+    SCOPED_TRACE(command);
+    const auto r = test::run({test::lrbench(), command, (t / "out").string(), "--format", command == "export" ? "csv" : "md",
+                              "-o", (t / "link.md").string()});
+    EXPECT_EQ(r.code, kExitUsage) << r.output;
+    EXPECT_NE(r.output.find((t / "link.md").string() + " is a symbolic link"), std::string::npos) << r.output;
+    EXPECT_TRUE(fs::is_symlink(t / "link.md"));
+    EXPECT_EQ(read_file(t / "elsewhere" / "private.md"), "old");
+  }
+  for (const std::string command : {"report", "export"}) {
+    SCOPED_TRACE(command);
+    const fs::path file = t / "elsewhere" / "private.md";
+    const auto r = test::run({test::lrbench(), command, (t / "out").string(), "--format", command == "export" ? "csv" : "md",
+                              "-o", file.string()});
+    EXPECT_EQ(r.code, kExitDone) << r.output;
+    EXPECT_NE(read_file(file), "old");
+    EXPECT_EQ(fs::status(file).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+    test::write_text(file, "old");
+  }
+}
+
+// A folder whose run files are gone but merged (only sweep.h5, or runs/ missing some):
+// status counts sweep.h5's runs as finished, and run puts them back as they were stored
+// instead of training them again, so that report, status and run agree.
+TEST(SlowHardening, AMergedFoldersRunsAreFinishedForStatusAndRun) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(5));
+  ASSERT_EQ(test::run(run_cmd(t)).code, kExitDone);
+  ASSERT_EQ(test::run({test::lrbench(), "merge", (t / "out").string()}).code, kExitDone);
+  std::map<std::string, std::string> stored;  // run file name -> sha256
+  for (const auto& e : fs::directory_iterator(t / "out" / "runs")) stored[e.path().filename().string()] = test::file_sha256(e.path());
+  ASSERT_EQ(stored.size(), 4u);
+  fs::remove_all(t / "out" / "runs");
+  fs::remove(t / "out" / "runs.index");
+
+  const std::string spec = (t / "sweep.toml").string();
+  for (const std::vector<std::string>& status : {std::vector<std::string>{test::lrbench(), "status", (t / "out").string()},
+                                                 {test::lrbench(), "status", (t / "out").string(), "--spec", spec}}) {
+    const auto s = test::run(status);
+    EXPECT_EQ(s.code, kExitDone) << s.output;
+    EXPECT_NE(s.output.find("total=4 finished=4 ok=4 failed=0 stopped=0 steps=0 missing=0 remaining=0"), std::string::npos)
+        << s.output;
+  }
+  auto again = test::run(run_cmd(t));
+  ASSERT_EQ(again.code, kExitDone) << again.output;
+  EXPECT_NE(again.output.find("0 ran now"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("restored 4 finished run(s)"), std::string::npos) << again.output;
+  for (const auto& [name, sha] : stored) EXPECT_EQ(test::file_sha256(t / "out" / "runs" / name), sha) << name;
+
+  // runs/ there but one file gone: the same, for that run alone.
+  fs::remove(t / "out" / "runs" / stored.begin()->first);
+  auto one = test::run(run_cmd(t));
+  ASSERT_EQ(one.code, kExitDone) << one.output;
+  EXPECT_NE(one.output.find("0 ran now"), std::string::npos) << one.output;
+  EXPECT_EQ(test::file_sha256(t / "out" / "runs" / stored.begin()->first), stored.begin()->second);
+
+  // A damaged sweep.h5 stands in for nothing: status says so, run computes the run again.
+  fs::remove(t / "out" / "runs" / stored.begin()->first);
+  test::flip_byte(t / "out" / "sweep.h5", fs::file_size(t / "out" / "sweep.h5") - 16, 0x01);
+  const auto damaged = test::run({test::lrbench(), "status", (t / "out").string()});
+  EXPECT_EQ(damaged.code, kExitDone) << damaged.output;
+  EXPECT_NE(damaged.output.find("missing=1"), std::string::npos) << damaged.output;
+  EXPECT_NE(damaged.output.find("sweep.h5 is damaged"), std::string::npos) << damaged.output;
+  auto rerun = test::run(run_cmd(t));
+  ASSERT_EQ(rerun.code, kExitDone) << rerun.output;
+  EXPECT_NE(rerun.output.find("1 ran now"), std::string::npos) << rerun.output;
+}
+
+// `status --spec` with another sweep's file would count all of it missing: refused.
+TEST(SlowHardening, StatusOfAnotherSweepsFileIsRefused) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(5));
+  ASSERT_EQ(test::run(run_cmd(t)).code, kExitDone);
+  std::string other = test::tiny_sweep(5);
+  other.replace(other.find("name = \"tiny\""), 13, "name = \"other\"");
+  test::write_text(t / "other.toml", other);
+  const auto r = test::run({test::lrbench(), "status", (t / "out").string(), "--spec", (t / "other.toml").string()});
+  EXPECT_EQ(r.code, kExitUsage) << r.output;
+  EXPECT_NE(r.output.find("is the sweep 'other', but " + (t / "out").string() + " holds the results of the sweep 'tiny'"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(SlowHardening, AFullDiskFailsWithExitOneAndLeavesNothingHalfWritten) {
@@ -357,6 +488,27 @@ TEST(MpiHardening, SigtermToARanksLauncherCheckpointsEveryRankAndExitsThree) {
   int stopped = 0;
   for (const auto& [key, rec] : test::read_runs(t / "out")) stopped += rec.status == RunStatus::Stopped;
   EXPECT_EQ(stopped, 2) << job.output();
+}
+
+// A stop while `run --ranks 2` starts (the launcher, LibTorch loading, mpirun starting its
+// ranks, the ranks loading) reaches every rank: exit 3, never a sweep run to its end (the
+// stop used to be lost in about the first half second) nor a rank killed by the signal.
+TEST(MpiHardening, AStopWhileTheRanksStartExitsThree) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", test::tiny_sweep(4000, "checkpoint_every = 25\n"));
+  const std::pair<std::chrono::milliseconds, int> trials[] = {
+      {0ms, SIGTERM}, {150ms, SIGUSR1}, {300ms, SIGINT}, {500ms, SIGTERM}, {800ms, SIGUSR1}, {1200ms, SIGTERM}};
+  for (const auto& [delay, sig] : trials) {
+    SCOPED_TRACE(std::to_string(delay.count()) + " ms, signal " + std::to_string(sig));
+    const std::string out = "out-" + std::to_string(delay.count());
+    Child job(concat(run_cmd(t, out), {"--ranks", "2", "--mpirun-flag=--oversubscribe", "--mpirun-flag=--bind-to",
+                                       "--mpirun-flag=none"}));
+    ASSERT_TRUE(wait_until_started(job.pid()));
+    std::this_thread::sleep_for(delay);
+    ::kill(job.pid(), sig);
+    EXPECT_EQ(job.wait(180s), kExitStopped) << job.output();
+    for (const auto& [key, rec] : test::read_runs(t / out)) EXPECT_EQ(rec.status, RunStatus::Stopped) << key;
+  }
 }
 
 }  // namespace

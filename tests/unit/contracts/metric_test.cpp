@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <limits>
+
 #include "suite/contracts/metrics.h"
 #include "tests/support/task_test_util.h"
 
@@ -58,6 +60,15 @@ TEST(MetricTable, KindsAndUnknown) {
   EXPECT_FALSE(find_metric("top5")->multilabel);
   EXPECT_EQ(find_metric("top5")->top_k, 5);
   EXPECT_THROW(compute_metric("nope", mat({{1}}), at::tensor({0}, at::kLong)), std::invalid_argument);
+}
+
+// What the runner fails a run with instead of scoring logits that are not numbers.
+TEST(MetricTable, NonFiniteLogitsAreNamedWithTheFirst) {
+  at::Tensor logits = at::zeros({3, 4});
+  EXPECT_EQ(non_finite_logits_problem(logits), "");
+  logits[1][2] = std::numeric_limits<float>::quiet_NaN();
+  logits[2][0] = -std::numeric_limits<float>::infinity();
+  EXPECT_EQ(non_finite_logits_problem(logits), "2 of 12 logits are NaN or infinite (the first at [1, 2])");
 }
 
 TEST(MetricOption, ValidatedThroughTheSchema) {

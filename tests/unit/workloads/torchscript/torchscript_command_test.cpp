@@ -91,6 +91,23 @@ TEST(TorchScriptCommand, AChangedModelFileIsANewRunAndSameInitIsWarned) {
       << report.output;
 }
 
+// NaN logits in evaluation (the model is fine in training mode) fail the run with the reason,
+// as a non-finite training loss does: an accuracy of NaNs' argmax is no result.
+TEST(TorchScriptCommand, NonFiniteEvaluationOutputsFailTheRun) {
+  TempDir t;
+  test::write_text(t / "sweep.toml", grid_sweep(test::script_test_files() / "nan_in_eval.pt", 1, 10));
+  const auto r = test::run(run_cmd(t, "out"));
+  EXPECT_EQ(r.code, kExitFailedRuns) << r.output;
+  const auto runs = test::read_runs(t / "out");
+  ASSERT_EQ(runs.size(), 1u);
+  const RunRecord& run = runs.begin()->second;
+  EXPECT_EQ(run.status, RunStatus::Failed);
+  EXPECT_NE(run.error.find("non-finite evaluation output: 5000 of 5000 logits are NaN or infinite (the first at [0, 0])"),
+            std::string::npos)
+      << run.error;
+  EXPECT_EQ(run.metrics.count("eval_accuracy"), 0u);
+}
+
 TEST(TorchScriptCommand, FlopsThatCannotBeCountedAreSaidSoInTheTable) {
   TempDir t;
   test::write_text(t / "sweep.toml", grid_sweep(test::script_test_files() / "bias_only.pt", 1, 10));
