@@ -416,7 +416,8 @@ std::string setting_text(const json& value) {
 }
 
 std::string matched_size_label(const json& match) {
-  return match.at("figure").get<std::string>() + "~" + fmt::format("{:g}", match.at("to").get<double>());
+  return match.value("figure", std::string("params")) + "≈" +
+         fmt::format("{:g}", match.contains("to") && match.at("to").is_number() ? match.at("to").get<double>() : 0.0);
 }
 
 namespace {

@@ -46,7 +46,7 @@ const json* spec_value_at(const json& spec, const std::string& spec_path);
 // A setting's value as a label shows it: text as it is, a number as a reader writes it
 // ("2e+13", not "20000000000000.0"), anything else as JSON.
 std::string setting_text(const json& value);
-// A matched width as a setting shows it: "params~1e+06" (spec.model.match's entry).
+// A matched width as a setting shows it: "params≈1e+06" (an entry of spec.model.match).
 std::string matched_size_label(const json& match);
 // "listops/256 transformer attention=linear seed 0"
 std::string describe_run(const RunSpec& run, const std::vector<std::string>& varying);

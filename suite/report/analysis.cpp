@@ -456,8 +456,28 @@ void finish_tasks(Analysis& a, const ReportOptions& options) {
 
 }  // namespace
 
+namespace {
+
+// --metric names a figure some run of the input records (as itself, or as a task metric
+// "eval_<name>"): otherwise every table would be empty, and an exit 0 would hide the typo.
+void check_metric_recorded(const ReportInput& input, const std::string& metric) {
+  if (metric.empty() || input.runs.empty()) return;
+  std::set<std::string> recorded;
+  for (const auto& r : input.runs)
+    for (const auto& [name, v] : r.metrics) {
+      if (name == metric || name == "eval_" + metric) return;
+      recorded.insert(display_metric(name));
+    }
+  const std::vector<std::string> names(recorded.begin(), recorded.end());
+  throw UserError("--metric " + metric + ": no run of the report records it" + suggestion(metric, names) +
+                  "; they record: " + join(names, ", "));
+}
+
+}  // namespace
+
 Analysis analyse(const ReportInput& input, const ReportOptions& options) {
   if (!(options.alpha > 0 && options.alpha < 1)) throw UserError("--alpha must lie in (0, 1)");
+  check_metric_recorded(input, options.metric);
   if (options.bootstrap.resamples < 100) throw UserError("--resamples must be at least 100");
   if (!options.cost.empty() && cost_figure_name(options.cost).empty())
     throw UserError("--cost " + options.cost + " is not a cost figure" + suggestion(options.cost, cost_figure_names()));

@@ -158,8 +158,7 @@ std::string match_label(const nlohmann::json& spec, const std::string& option) {
   if (m == model.end() || !m->is_object()) return "";
   const auto o = m->find(option);
   if (o == m->end() || !o->is_object()) return "";
-  const auto to = o->find("to");
-  return fmt::format("{}≈{:g}", o->value("figure", std::string("params")), to != o->end() && to->is_number() ? to->get<double>() : 0.0);
+  return matched_size_label(*o);
 }
 
 // The matched options of one model's runs on one task whose matches differ (two targets):

@@ -144,7 +144,7 @@ TEST(RunLengthConfig, AMatchedWidthIsTheNearestByTheModelsOwnCount) {
   EXPECT_EQ(chosen, best_dim);
   EXPECT_NE(ex.derivations.at(0).find("dim = " + std::to_string(chosen)), std::string::npos) << ex.derivations.at(0);
   // The entrant is its target, whatever width it took.
-  EXPECT_EQ(value_at_path(r.spec, "model.dim"), json("params~30000"));
+  EXPECT_EQ(value_at_path(r.spec, "model.dim"), json("params≈30000"));
 }
 
 TEST(RunLengthConfig, APerTaskTargetSizesEachTaskByItsOwn) {

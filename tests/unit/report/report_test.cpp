@@ -161,6 +161,22 @@ TEST_F(ReportTest, BaselineMustNameAModel) {
   }
 }
 
+TEST_F(ReportTest, AMetricNoRunRecordsIsAnErrorNamingThoseThatAre) {
+  ReportOptions o = fast();
+  o.metric = "acuracy";
+  try {
+    analyse(input(), o);
+    FAIL() << "an empty report, exit 0, for a typo";
+  } catch (const UserError& e) {
+    EXPECT_TRUE(contains(e.what(), "did you mean 'accuracy'")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "they record: ")) << e.what();
+  }
+  o.metric = "accuracy";  // a task metric by its short name
+  EXPECT_FALSE(analyse(input(), o).cells.empty());
+  o.metric = "peak_bytes";  // a figure by its stored name
+  EXPECT_FALSE(analyse(input(), o).cells.empty());
+}
+
 TEST_F(ReportTest, ScalingFitsFindTheExponents) {
   const Analysis a = analyse(input(), fast());
   ASSERT_EQ(a.scaling.size(), 4u);  // {transformer, linear} x {peak_bytes, step_seconds_median}
