@@ -325,7 +325,7 @@ TEST_F(SlurmTest, ASequentialStudyChainsAnArrayPerWaveToTheSameVerdicts) {
   } cancel_chain;
   const auto ids = submit(t / "seq.toml", t / "out", {"--array=0-1", "--time", "10"});
   ASSERT_EQ(ids.size(), 2u);
-  // The study has ended when a final job says so; four looks take four arrays.
+  // The study has ended when a final job says so; four looks take at most four arrays.
   std::string ended_log;
   const auto deadline = std::chrono::steady_clock::now() + 600s;
   int idle = 0;  // polls in a row with none of the study's jobs in the queue: the chain broke
@@ -354,8 +354,12 @@ TEST_F(SlurmTest, ASequentialStudyChainsAnArrayPerWaveToTheSameVerdicts) {
     if (name.rfind("seq-array-final-", 0) == 0) ++finals;
     else if (name.rfind("seq-array-", 0) == 0 && name.find("_0.log") != std::string::npos) ++arrays;
   }
-  EXPECT_EQ(arrays, 4u) << "one array per wave";
-  EXPECT_EQ(finals, 4u) << "one final job per wave";
+  // One array per wave at most: a task that starts after its look is complete (its shard
+  // had no run in the wave, and the other task had finished) runs its shard of the next
+  // wave, so the four looks may take fewer arrays (CI saw three). Each array has its final job.
+  EXPECT_GE(arrays, 2u) << "the first final job chained no array";
+  EXPECT_LE(arrays, 4u) << "more arrays than waves";
+  EXPECT_EQ(finals, arrays) << "one final job per array";
   expect_same_runs(t / "ref", t / "out", 20);
   const auto a = test::run({test::lrbench(), "report", (t / "ref").string(), "--format", "json", "-o", "-"});
   const auto b = test::run({test::lrbench(), "report", (t / "out").string(), "--format", "json", "-o", "-"});
