@@ -265,7 +265,8 @@ bool no_metric_values(const Analysis& a, const TaskResult& t) {
   return true;
 }
 
-std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
+// The efficiency figures some cell of the task has (a breakdown figure only when asked for).
+std::vector<const EfficiencyMetric*> shown_efficiency_metrics(const Analysis& a, const TaskResult& t) {
   std::vector<const EfficiencyMetric*> shown;
   for (const auto& em : efficiency_metrics()) {
     if (em.breakdown && !a.options.breakdown) continue;
@@ -277,49 +278,47 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
       }
     if (present && with) shown.push_back(&em);
   }
-  if (shown.empty()) return std::nullopt;
-  Table tab;
-  tab.id = "efficiency-" + slug(t.task);
-  tab.task = t.task;
-  tab.title = t.task + " — efficiency (median over ok runs)";
-  tab.columns = {"model", "setting"};
-  for (const auto* em : shown) tab.columns.push_back(em->header);
-  tab.columns.push_back("runs");
-  tab.columns.push_back("failed");
-  bool any_not_counted = false;
-  for (std::size_t u : t.units) {
-    const Unit& unit = a.units[u];
-    std::vector<std::optional<double>> best(shown.size());
-    for (std::size_t i : unit.cells)
-      for (std::size_t k = 0; k < shown.size(); ++k) {
-        auto it = a.cells[i].efficiency.find(shown[k]->name);
-        if (it == a.cells[i].efficiency.end() || !shown[k]->directed) continue;  // a budget has no best
-        if (!best[k] || (shown[k]->higher_is_better ? it->second > *best[k] : it->second < *best[k])) best[k] = it->second;
-      }
-    for (std::size_t i : unit.cells) {
-      const CellResult& c = a.cells[i];
-      std::vector<TableCell> row;
-      row.push_back(text(c.cell.entrant));
-      row.push_back(text(c.cell.condition_label.empty() ? "-" : c.cell.condition_label));
-      std::size_t runs = 0;
-      for (std::size_t k = 0; k < shown.size(); ++k) {
-        auto it = c.efficiency.find(shown[k]->name);
-        if (it == c.efficiency.end()) {
-          const bool uncounted = c.cell.not_counted.count(shown[k]->name) > 0;
-          any_not_counted = any_not_counted || uncounted;
-          row.push_back(text(uncounted ? "not counted" : "–"));
-          continue;
-        }
-        row.push_back(number(it->second, format_efficiency(*shown[k], it->second)));
-        row.back().best = unit.cells.size() > 1 && it->second == *best[k] && std::string(shown[k]->only_with).empty();
-        runs = std::max(runs, c.cell.efficiency.at(shown[k]->name).size());
-      }
-      row.push_back(count(runs));
-      row.push_back(count(static_cast<std::size_t>(c.cell.failed + c.cell.stopped), true));
-      tab.rows.push_back(std::move(row));
-      tab.row_keys.push_back(cell_key(i));
+  return shown;
+}
+
+// One unit's rows of the efficiency table, each figure's best in the unit marked. Sets
+// `any_not_counted` when a cell could not count a figure.
+void add_efficiency_rows(const Analysis& a, const Unit& unit, const std::vector<const EfficiencyMetric*>& shown, Table& tab,
+                         bool& any_not_counted) {
+  std::vector<std::optional<double>> best(shown.size());
+  for (std::size_t i : unit.cells)
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+      auto it = a.cells[i].efficiency.find(shown[k]->name);
+      if (it == a.cells[i].efficiency.end() || !shown[k]->directed) continue;  // a budget has no best
+      if (!best[k] || (shown[k]->higher_is_better ? it->second > *best[k] : it->second < *best[k])) best[k] = it->second;
     }
+  for (std::size_t i : unit.cells) {
+    const CellResult& c = a.cells[i];
+    std::vector<TableCell> row;
+    row.push_back(text(c.cell.entrant));
+    row.push_back(text(c.cell.condition_label.empty() ? "-" : c.cell.condition_label));
+    std::size_t runs = 0;
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+      auto it = c.efficiency.find(shown[k]->name);
+      if (it == c.efficiency.end()) {
+        const bool uncounted = c.cell.not_counted.count(shown[k]->name) > 0;
+        any_not_counted = any_not_counted || uncounted;
+        row.push_back(text(uncounted ? "not counted" : "–"));
+        continue;
+      }
+      row.push_back(number(it->second, format_efficiency(*shown[k], it->second)));
+      row.back().best = unit.cells.size() > 1 && it->second == *best[k] && std::string(shown[k]->only_with).empty();
+      runs = std::max(runs, c.cell.efficiency.at(shown[k]->name).size());
+    }
+    row.push_back(count(runs));
+    row.push_back(count(static_cast<std::size_t>(c.cell.failed + c.cell.stopped), true));
+    tab.rows.push_back(std::move(row));
+    tab.row_keys.push_back(cell_key(i));
   }
+}
+
+// What the efficiency table's figures mean, its size matches and its runs without figures.
+void add_efficiency_notes(const Analysis& a, const TaskResult& t, bool any_not_counted, Table& tab) {
   tab.notes.push_back(fmt::format(
       "medians over the ok runs of each cell; step median and p95: per-run step times after warm-up; peak memory: the run's "
       "peak allocation; step memory: a training step's own peak above the resident parameters, gradients and optimizer "
@@ -345,6 +344,22 @@ std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
     for (std::size_t i : a.units[u].cells)
       for (const auto& p : a.cells[i].cell.problems)
         if (p.status != "no value") tab.notes.push_back(problem_note(a.cells[i].cell, p));
+}
+
+std::optional<Table> efficiency_table(const Analysis& a, const TaskResult& t) {
+  const std::vector<const EfficiencyMetric*> shown = shown_efficiency_metrics(a, t);
+  if (shown.empty()) return std::nullopt;
+  Table tab;
+  tab.id = "efficiency-" + slug(t.task);
+  tab.task = t.task;
+  tab.title = t.task + " — efficiency (median over ok runs)";
+  tab.columns = {"model", "setting"};
+  for (const auto* em : shown) tab.columns.push_back(em->header);
+  tab.columns.push_back("runs");
+  tab.columns.push_back("failed");
+  bool any_not_counted = false;
+  for (std::size_t u : t.units) add_efficiency_rows(a, a.units[u], shown, tab, any_not_counted);
+  add_efficiency_notes(a, t, any_not_counted, tab);
   return tab;
 }
 
