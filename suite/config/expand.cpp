@@ -2,6 +2,7 @@
 #include "suite/config/setting_values.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <optional>
@@ -411,7 +412,12 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
 
 std::string setting_text(const json& value) {
   if (value.is_string()) return value.get<std::string>();
-  if (value.is_number_float()) return fmt::format("{:g}", value.get<double>());
+  if (value.is_number_float()) {
+    // As a reader writes it (4e+12, not 4000000000000.0), unless six digits lose the value.
+    const double x = value.get<double>();
+    std::string text = fmt::format("{:g}", x);
+    if (std::strtod(text.c_str(), nullptr) == x) return text;
+  }
   return value.dump();
 }
 

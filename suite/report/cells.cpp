@@ -36,7 +36,7 @@ std::string display_metric(const std::string& m) { return m.rfind("eval_", 0) ==
 std::string label_of(const nlohmann::json& settings) {
   std::string label;
   for (const auto& [k, v] : settings.items())
-    label += (label.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    label += (label.empty() ? "" : " ") + k + "=" + setting_text(v);
   return label;
 }
 
@@ -247,7 +247,7 @@ class CellIndex {
     if (fresh) {
       probe.entrant = probe.model;
       for (const auto& [k, v] : probe.model_options.items())
-        probe.entrant += " " + (matched.count(k) ? v.get<std::string>() : k + "=" + (v.is_string() ? v.get<std::string>() : v.dump()));
+        probe.entrant += " " + (matched.count(k) ? v.get<std::string>() : k + "=" + setting_text(v));
       probe.condition_label = label_of(probe.condition);
       probe.seq_len = r.spec.at("task").at("seq_len").get<std::int64_t>();
       cells_.push_back(std::move(probe));

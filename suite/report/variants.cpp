@@ -82,7 +82,7 @@ std::vector<VariantGroup> analyse_variants(const std::vector<RunRecord>& runs) {
     g.label = first.spec.at("model").at("name");
     for (const auto& path : varying_paths(specs_of_task[g.task])) {
       const json v = value_at_path(first.spec, path);
-      if (!v.is_null()) g.label += " " + path.substr(path.find('.') + 1) + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+      if (!v.is_null()) g.label += " " + path.substr(path.find('.') + 1) + "=" + setting_text(v);
     }
     const json& evaluate = first.spec.at("evaluate");
     for (const auto& v : evaluate.at("variants")) {

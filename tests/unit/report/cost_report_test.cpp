@@ -73,6 +73,25 @@ TEST(ReportFront, RunsOfOneFlopBudgetArePlacedAtTheBudget) {
   EXPECT_DOUBLE_EQ(point(f, "transformer").at("dominated_by").at("cost_ratio").get<double>(), 1.0);
 }
 
+// Budgets are labelled as a reader writes them, as claims' sides are (flops=4e+12), never as
+// JSON prints a double (flops=4000000000000.0); a value six digits would change keeps them all.
+TEST(ReportFront, BudgetsAreLabelledAsAReaderWritesThem) {
+  std::vector<RunRecord> runs;
+  for (double budget : {1e12, 4e12, 1.2345678e12})
+    for (int s = 0; s < 2; ++s) {
+      test::RunDraft d;
+      d.seed = s;
+      d.train = {{"flops", budget}};
+      d.metrics = {{"eval_accuracy", 0.5 + 0.01 * s + budget * 1e-14}, {"train_flops", budget}};
+      runs.push_back(test::make_run(d));
+    }
+  const std::string md = render(build_report(input_of(runs), fast()), "md");
+  EXPECT_TRUE(contains(md, "flops=1e+12")) << md;
+  EXPECT_TRUE(contains(md, "flops=4e+12")) << md;
+  EXPECT_TRUE(contains(md, "flops=1234567800000")) << md;
+  EXPECT_FALSE(contains(md, "4000000000000.0")) << md;
+}
+
 TEST(ReportFront, CellsOnTheFrontAndWhoDominatesTheRestWithPairedEvidence) {
   const Report r = build_report(input_of(test::front_runs()), fast());
   const json d = r.data();
