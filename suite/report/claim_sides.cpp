@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "suite/contracts/figures.h"
@@ -74,6 +75,17 @@ bool exact_figure(const std::string& metric, const std::vector<RunRecord>& runs,
 }
 
 const char* const kExactNote = "an exact figure (a deterministic count on CPU, the same on every seed): one seed gives it";
+
+bool same_on_every_seed(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(), [&](double x) { return x == values.front(); });
+}
+
+const char* const kVaryingExactNote =
+    "a figure the catalogue counts exactly, but its values differ across the seeds read: judged as a sampled figure";
+
+const char* const kNoSpreadWhy =
+    "the paired differences have no spread: on a sampled figure that is no evidence (ties on a few seeds); more seeds "
+    "will show the spread";
 
 void decide_region(ClaimResult& r, double lo, double hi, const std::optional<double>& min, const std::optional<double>& max) {
   const double a = min.value_or(-std::numeric_limits<double>::infinity());

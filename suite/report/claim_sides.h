@@ -38,6 +38,13 @@ bool side_missing(ClaimResult& r, const CellSelector& sel, const SideRuns& s, co
 // Figures that are exact counts on CPU (the same on every seed): one run gives the figure.
 bool exact_figure(const std::string& metric, const std::vector<RunRecord>& runs, const CellSelector& a, const CellSelector& b);
 extern const char* const kExactNote;
+// The catalogue's exact figure is taken as exact only when its values are equal on every
+// seed read: otherwise it is judged as a sampled figure, with this note.
+bool same_on_every_seed(const std::vector<double>& values);
+extern const char* const kVaryingExactNote;
+// Paired differences of a sampled figure without spread (ties on a few seeds) are no
+// evidence: the claim stays inconclusive, whatever side of the threshold they sit on.
+extern const char* const kNoSpreadWhy;
 
 // Supported / refuted / inconclusive as [lo, hi] lies in, outside or across [min, max].
 void decide_region(ClaimResult& r, double lo, double hi, const std::optional<double>& min, const std::optional<double>& max);

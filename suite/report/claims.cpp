@@ -193,6 +193,14 @@ bool evaluate_paired(ClaimResult& r, const std::vector<RunRecord>& runs, std::ve
     return false;
   }
   r.sd = stats::sample_std(p.differences);
+  const bool catalogued_exact = exact_figure(r.claim.metric, runs, r.claim.a, r.claim.b);
+  const bool exact = catalogued_exact && same_on_every_seed(r.a_values) && same_on_every_seed(r.b_values);
+  if (catalogued_exact && !exact) r.notes.push_back(kVaryingExactNote);
+  if (*r.sd == 0 && !exact) {
+    r.verdict = Verdict::Inconclusive;
+    r.why = kNoSpreadWhy;
+    return false;
+  }
   r.p_value = stats::t_test_one_sample(shifted).p_value;
   if (r.p_value) return true;
   r.verdict = Verdict::Inconclusive;

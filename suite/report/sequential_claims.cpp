@@ -86,6 +86,11 @@ LookData look_data(const ClaimSpec& c, bool higher_is_better, const SequentialSe
       L.failed_side = L.complete;
       return L;
     }
+    std::map<double, std::set<double>> at_x;  // an exact figure has one value per x, on every seed
+    for (const auto& [run, v] : a.values) at_x[over_value(*run, c.over)].insert(v);
+    const bool varies = std::any_of(at_x.begin(), at_x.end(), [](const auto& e) { return e.second.size() > 1; });
+    if (L.exact && varies) L.scratch.notes.push_back(kVaryingExactNote);
+    L.exact = L.exact && !varies;
     std::set<std::pair<double, double>> seen;  // an exact figure repeats one point per seed
     for (const auto& [run, v] : a.values) {
       const double xv = over_value(*run, c.over);
@@ -117,8 +122,9 @@ LookData look_data(const ClaimSpec& c, bool higher_is_better, const SequentialSe
   L.n = p.seeds.size();
   // A figure counts as exact only if its values are equal across the seeds read (a FLOP
   // count under a wall-time budget varies with the steps each run managed).
-  const auto constant = [](const std::vector<double>& v) { return std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); }); };
-  L.exact = L.exact && constant(L.a) && constant(L.b);
+  const bool constant = same_on_every_seed(L.a) && same_on_every_seed(L.b);
+  if (L.exact && !constant) L.scratch.notes.push_back(kVaryingExactNote);
+  L.exact = L.exact && constant;
   return L;
 }
 
@@ -154,6 +160,11 @@ LookTest test_paired_look(const ClaimSpec& c, bool higher_is_better, const LookD
     auto edge = decide_on_the_edge(c, L.exact);
     t.verdict = edge.verdict;
     t.why = std::move(edge.why);
+    return t;
+  }
+  if (sd == 0 && !L.exact) {
+    t.interval.reset();
+    t.why = kNoSpreadWhy;
     return t;
   }
   // Strictly beyond the threshold: an interval touching it decides nothing.

@@ -5,6 +5,8 @@
 // by make_claims_fixtures.py).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -143,6 +145,38 @@ TEST(ClaimsVerdict, AnExactFigureExactlyOnTheThresholdDecidesByTheClaimsWords) {
   // A sampled metric tied on every seed stays open: more seeds will show its spread.
   const auto acc = only({paired_claim("acc", ClaimKind::Better, "eval_accuracy")}, runs);
   EXPECT_EQ(acc.verdict, Verdict::Inconclusive) << acc.why;
+}
+
+// Issue 66 item 4: equal accuracies on every seed put "not worse by 2 points" 2 points clear
+// of its threshold with no spread, and a t test of no spread says p = 0 (supported). Ties of
+// a sampled figure are no evidence; ties of an exact count are the figure.
+TEST(ClaimsVerdict, TiesOnASampledFigureDecideNothingTiesOfAnExactCountDo) {
+  const auto tie = only({paired_claim("tie", ClaimKind::NotWorse, "eval_accuracy", 0.02)}, pair_runs({0, 0, 0, 0, 0}));
+  EXPECT_EQ(tie.verdict, Verdict::Inconclusive) << tie.why;
+  EXPECT_NE(tie.why.find("no spread"), std::string::npos) << tie.why;
+  EXPECT_FALSE(tie.p_value);
+  std::vector<RunRecord> runs;
+  for (int s = 0; s < 5; ++s) {
+    runs.push_back(run_of("transformer", "softmax", s, {{"params", 1000.0}}));
+    runs.push_back(run_of("transformer", "linear", s, {{"params", 1000.0}}));
+  }
+  EXPECT_EQ(only({paired_claim("tie", ClaimKind::NotWorse, "params", 10)}, runs).verdict, Verdict::Supported);
+}
+
+// Issue 66 item 5: a figure the catalogue counts exactly but whose values move with the seed
+// (step bytes varying by 1 %, the same on both sides) was taken as exact: its constant
+// difference, 10 clear of the threshold, was decided. It is judged as sampled, and says so.
+TEST(ClaimsVerdict, AnExactFigureThatVariesAcrossSeedsIsJudgedAsSampledAndSaysSo) {
+  std::vector<RunRecord> runs;
+  for (int s = 0; s < 5; ++s) {
+    const double bytes = 1e6 * (1.0 + 0.01 * (s % 2 ? s : -s));
+    runs.push_back(run_of("transformer", "softmax", s, {{"peak_step_bytes", bytes}}));
+    runs.push_back(run_of("transformer", "linear", s, {{"peak_step_bytes", bytes}}));
+  }
+  const auto r = only({paired_claim("near", ClaimKind::NotWorse, "peak_step_bytes", 10)}, runs);
+  EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.why;
+  EXPECT_NE(std::find_if(r.notes.begin(), r.notes.end(), [](const std::string& n) { return n.find("judged as a sampled") != std::string::npos; }),
+            r.notes.end());
 }
 
 TEST(ClaimsVerdict, AHugeMarginIsJudgedNeverAnAbort) {

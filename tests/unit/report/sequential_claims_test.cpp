@@ -159,6 +159,61 @@ TEST(SequentialClaims, AnExactFigureOnTheThresholdIsDecidedByTheClaimsWordsAtThe
   EXPECT_NE(j.claims[2].why.find("more seeds will show the spread"), std::string::npos) << j.claims[2].why;
 }
 
+// Issue 66 item 4: accuracies tied on the first look's seeds put a not-worse claim 2 points
+// clear of its threshold with no spread: it was decided "supported" with the interval
+// [0, 0] at 99.9999953 %. Ties of a sampled figure are no evidence: the claim stays open.
+TEST(SequentialClaims, TiesOnTheFirstLooksSeedsDecideNothing) {
+  std::vector<RunRecord> runs;
+  const auto tied = [](int s) { return std::map<std::string, double>{{"eval_accuracy", 0.8 + 0.01 * s}}; };
+  append(runs, runs_of("a", 3, tied));
+  append(runs, runs_of("b", 3, tied));
+  ClaimSpec near = claim("a-near-b", ClaimKind::NotWorse, "eval_accuracy", "a", "b", kDesign.max);
+  near.margin = 0.02;
+  const StudyJudgement j = judge_sequential_study(kDesign, {near}, runs, false, ClaimSettings{});
+  EXPECT_EQ(j.claims[0].verdict, Verdict::Inconclusive) << j.claims[0].why;
+  ASSERT_EQ(j.claims[0].looks.size(), 1u);
+  EXPECT_EQ(j.claims[0].looks[0].verdict, Verdict::Inconclusive);
+  EXPECT_FALSE(j.claims[0].looks[0].interval) << "no spread gives no interval";
+  EXPECT_EQ(j.plan.end, WavePlan::End::Running);
+  EXPECT_EQ(j.plan.wave_seeds, 6);
+}
+
+// Issue 66 item 5: a figure the catalogue counts exactly, but whose values vary by 1 % across
+// seeds, was taken as exact (a zero-width interval) and decided at look 1 in every null
+// study. Judged as sampled, its false "supported" rate stays within α, its looks spend α,
+// and it says why.
+TEST(SequentialClaims, AnExactFigureThatVariesAcrossSeedsIsJudgedAsSampled) {
+  const SequentialSeeds design{2, 2, 10};
+  std::mt19937_64 rng(66);
+  std::normal_distribution<double> one_percent(0.0, 0.01);
+  const std::size_t studies = 400;
+  std::size_t supported = 0, decided_at_look_1 = 0;
+  for (std::size_t study = 0; study < studies; ++study) {
+    std::vector<double> va, vb;
+    for (int s = 0; s < design.max; ++s) {
+      va.push_back(1e6 * (1.0 + one_percent(rng)));
+      vb.push_back(1e6 * (1.0 + one_percent(rng)));
+    }
+    std::vector<RunRecord> runs;
+    append(runs, runs_of("a", design.max, [&](int s) { return std::map<std::string, double>{{"peak_step_bytes", va[s]}}; }));
+    append(runs, runs_of("b", design.max, [&](int s) { return std::map<std::string, double>{{"peak_step_bytes", vb[s]}}; }));
+    const StudyJudgement j = judge_sequential_study(
+        design, {claim("a-smaller", ClaimKind::Better, "peak_step_bytes", "a", "b", design.max)}, runs, false, ClaimSettings{});
+    const ClaimResult& r = j.claims[0];
+    supported += r.verdict == Verdict::Supported;
+    decided_at_look_1 += r.looks.size() == 1 && r.verdict != Verdict::Inconclusive;
+    if (study == 0) {
+      EXPECT_NE(std::find_if(r.notes.begin(), r.notes.end(),
+                             [](const std::string& n) { return n.find("judged as a sampled") != std::string::npos; }),
+                r.notes.end());
+      EXPECT_LT(r.looks[0].confidence, 1.0) << "a sampled figure's look spends α";
+    }
+  }
+  const auto [lo, hi] = test::clopper_pearson(supported, studies);
+  EXPECT_LE(lo, 0.025) << supported << " of " << studies << " supported [" << lo << ", " << hi << "]";
+  EXPECT_LE(decided_at_look_1, studies / 50) << "decided at look 1";
+}
+
 TEST(SequentialClaims, AClaimDecidedStopsItsCellsAndTheRestGoOnToMax) {
   const StudyJudgement j = judge_sequential_study(kDesign, study_claims(), study(24, 0.05), false, ClaimSettings{});
   const ClaimResult& a_b = j.claims[0];
