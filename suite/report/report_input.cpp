@@ -1,6 +1,10 @@
 #include "suite/report/report_input.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -60,25 +64,97 @@ std::string strangers_note(const std::string& folder, const ResultsScan& scan, c
          "' its sweep.json lists (another sweep, or an earlier version of this one), and are shown with it";
 }
 
+// The provenance that can make the same run give other numbers: the code, the libraries and
+// the BLAS kernels, the processor, the threads.
+const char* const kResultProvenance[] = {"git_revision", "lrbench_version", "torch_version", "blas", "blas_core",
+                                         "openblas_coretype", "threads", "mpi_library", "hdf5_version", "cpu"};
+
+// The figures (and the status) in which two runs of the same key differ; NaN equals NaN.
+std::vector<std::string> differing_figures(const RunRecord& a, const RunRecord& b) {
+  std::vector<std::string> out;
+  if (a.status != b.status) out.push_back("status");
+  const auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+  for (const auto& [name, v] : a.metrics) {
+    const auto it = b.metrics.find(name);
+    if (it == b.metrics.end() || !same(v, it->second)) out.push_back(name);
+  }
+  for (const auto& [name, v] : b.metrics)
+    if (!a.metrics.count(name)) out.push_back(name);
+  return out;
+}
+
+std::string provenance_text(const nlohmann::json& p, const char* key) {
+  if (!p.is_object() || !p.contains(key)) return "(none)";
+  const nlohmann::json& v = p.at(key);
+  if (std::string(key) == "cpu" && v.is_object()) return v.value("model_name", std::string("?"));
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// The runs of one folder also found in an earlier one: said in one note, never one per run.
+struct Duplicates {
+  std::size_t runs = 0, differing = 0;
+  std::map<std::string, std::size_t> figures;  // a figure that differs: in how many runs
+  std::set<std::string> provenance;            // what differs between the differing runs' sides
+  std::string example;                         // one differing run, its figure on each side
+  std::set<std::string> earlier;               // the folders that held them first
+};
+
+void tally_duplicate(Duplicates& d, const RunRecord& kept, const RunRecord& again, const std::string& kept_folder) {
+  ++d.runs;
+  d.earlier.insert(kept_folder);
+  const std::vector<std::string> figures = differing_figures(kept, again);
+  if (figures.empty()) return;
+  ++d.differing;
+  for (const auto& f : figures) ++d.figures[f];
+  for (const char* key : kResultProvenance)
+    if (provenance_text(kept.provenance, key) != provenance_text(again.provenance, key)) d.provenance.insert(key);
+  if (!d.example.empty()) return;
+  const std::string& f = figures.front();
+  const auto value = [&](const RunRecord& r) {
+    if (f == "status") return std::string(status_name(r.status));
+    const auto it = r.metrics.find(f);
+    return it == r.metrics.end() ? std::string("none") : fmt::format("{}", it->second);
+  };
+  d.example = fmt::format("run {}: {} {} in {}, {} here", kept.key.substr(0, 12), f, value(kept), kept_folder, value(again));
+}
+
+std::string duplicates_note(const Duplicates& d, const std::string& folder) {
+  const std::vector<std::string> earlier(d.earlier.begin(), d.earlier.end());
+  std::string note = fmt::format("{} run(s) of {} are also in {} (the same run keys): each counted once, from the folder given "
+                                 "first (an ok run before a failed one)", d.runs, folder, join(earlier, ", "));
+  if (d.differing == 0) return note + "; their figures are the same";
+  std::vector<std::string> figures;
+  for (const auto& [f, n] : d.figures) figures.push_back(fmt::format("{} in {}", f, n));
+  note += fmt::format("; {} of them gave different results ({}; {}). ", d.differing, join(figures, ", "), d.example);
+  note += d.provenance.empty() ? std::string("Their provenance does not say why")
+                               : "Their provenance differs in " + join(std::vector<std::string>(d.provenance.begin(), d.provenance.end()), ", ");
+  return note + ": give the folder whose results to keep first, or report the folders apart";
+}
+
 // Adds a folder's runs; a key found twice is one experiment: one of its runs counts (an ok
-// run beats a failed attempt). `by_key` views the keys of in.runs, which never moves.
-void add_runs(ReportInput& in, std::unordered_map<std::string_view, std::size_t>& by_key, ResultsScan& scan,
-              const std::string& folder) {
+// run beats a failed attempt). `by_key` views the keys of in.runs, which never moves;
+// `origin` is each kept run's folder.
+void add_runs(ReportInput& in, std::unordered_map<std::string_view, std::size_t>& by_key, std::vector<std::string>& origin,
+              ResultsScan& scan, const std::string& folder) {
+  Duplicates duplicates;
   for (auto& r : scan.runs) {
     const auto known = by_key.find(r.key);
     if (known == by_key.end()) {
       in.runs.push_back(std::move(r));
+      origin.push_back(folder);
       by_key.emplace(in.runs.back().key, in.runs.size() - 1);
       continue;
     }
     const std::size_t kept = known->second;
-    in.notes.push_back("run " + r.key.substr(0, 12) + " is in more than one folder (" + folder + "); counted once");
+    tally_duplicate(duplicates, in.runs[kept], r, origin[kept]);
     if (in.runs[kept].status != RunStatus::Ok && r.status == RunStatus::Ok) {
       by_key.erase(known);  // it views the key about to be replaced
       in.runs[kept] = std::move(r);
+      origin[kept] = folder;
       by_key.emplace(in.runs[kept].key, kept);
     }
   }
+  if (duplicates.runs) in.notes.push_back(duplicates_note(duplicates, folder));
 }
 
 // A folder's manifest: its skipped combinations, and its sequential study or its claims,
@@ -122,12 +198,13 @@ ReportInput load_report_input(const std::vector<std::filesystem::path>& dirs) {
   in.runs.reserve(total);
   std::unordered_map<std::string_view, std::size_t> by_key;
   by_key.reserve(total);
+  std::vector<std::string> origin;
   for (std::size_t d = 0; d < dirs.size(); ++d) {
     const std::string folder = dirs[d].string();
     in.notes.insert(in.notes.end(), notes[d].begin(), notes[d].end());
     if (auto note = mixed_sweeps_note(folder, scans[d])) in.notes.push_back(std::move(*note));
     const std::string strangers = strangers_note(folder, scans[d], manifests[d]);  // said after the duplicates
-    add_runs(in, by_key, scans[d], folder);
+    add_runs(in, by_key, origin, scans[d], folder);
     if (!strangers.empty()) in.notes.push_back(strangers);
     for (auto& b : scans[d].bad) in.bad.push_back(std::move(b));
     if (manifests[d]) add_manifest(in, *manifests[d], dirs[d]);

@@ -44,9 +44,12 @@ constexpr std::uintmax_t kMaxIndexBytes = std::uintmax_t{4} << 30;
 // runs a study ran at a time, by which `lrbench plan` and the budget warning divide run time;
 // model says where a model came from (a TorchScript file, and whether its seeds share weights);
 // gpu names the GPU a run trained on (RunRecord::gpu_name), cpu the processor a CPU run ran on
-// (RunRecord::cpu_name).
-constexpr const char* kProvenanceKept[] = {"sweep",       "git_revision", "git_dirty",  "threads", "device_name",
-                                           "gpu",         "cpu",          "world_size", "model"};
+// (RunRecord::cpu_name); the versions and the BLAS core say why the same run gave other
+// results in two folders (report_input.cpp).
+constexpr const char* kProvenanceKept[] = {"sweep",       "git_revision", "git_dirty",     "threads",           "device_name",
+                                           "gpu",         "cpu",          "world_size",    "model",             "lrbench_version",
+                                           "torch_version", "blas",       "blas_core",     "openblas_coretype", "mpi_library",
+                                           "hdf5_version"};
 constexpr const char* kRecordsKept[] = {"task", "probes"};
 constexpr std::string_view kCurvesKeptPrefix = "variant.";  // per-variant inference timings
 

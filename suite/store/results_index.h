@@ -25,7 +25,7 @@
 namespace lrb {
 
 // Bumped whenever index_view keeps something new: an index of another view is rebuilt.
-inline constexpr int kIndexViewVersion = 6;  // 2: world_size kept (a study's plan divides its run time by it); 3: the recorded units and directions of figures not lrbench's own; 4: provenance model kept (same_init warnings); 5: provenance gpu kept in place of gpu_name, which no run wrote (its name labels a GPU run's device); 6: provenance cpu kept (its processor labels a CPU run's device)
+inline constexpr int kIndexViewVersion = 7;  // 2: world_size kept (a study's plan divides its run time by it); 3: the recorded units and directions of figures not lrbench's own; 4: provenance model kept (same_init warnings); 5: provenance gpu kept in place of gpu_name, which no run wrote (its name labels a GPU run's device); 6: provenance cpu kept (its processor labels a CPU run's device); 7: the versions and BLAS core kept (the same run in two folders with other results says what differs)
 
 // What the reports read of a run (suite/report: cells.cpp, variants.cpp, report_input.cpp):
 // everything but the per-step training curves, the run's free-form records other than

@@ -327,6 +327,39 @@ std::string report_warnings(const std::filesystem::path& folder) {
   return all;
 }
 
+// Issue 66 item 24: the same run key in two folders was "counted once" in silence, one line
+// per run, though the runs gave different accuracies under two BLAS cores. One note per
+// folder says how many, which figures differ, an example and the provenance that differs.
+TEST(ReportWarnings, TheSameRunsInTwoFoldersAreOneNoteNamingWhatDiffers) {
+  test::TempDir first, second, third;
+  for (int s = 0; s < 3; ++s) {
+    test::RunDraft d;
+    d.seed = s;
+    d.metrics = {{"eval_accuracy", 0.8 + 0.01 * s}, {"params", 1000}};
+    d.provenance = {{"blas_core", "Haswell"}};
+    test::write_run(first.path(), d);
+    test::write_run(third.path(), d);  // the same results under the same core
+    if (s == 1) d.metrics["eval_accuracy"] += 3e-4;
+    d.provenance = {{"blas_core", "Zen"}};
+    test::write_run(second.path(), d);
+  }
+  const ReportInput in = load_report_input({first.path(), second.path(), third.path()});
+  EXPECT_EQ(in.runs.size(), 3u);
+  std::vector<std::string> notes;
+  for (const auto& n : in.notes)
+    if (contains(n, "are also in")) notes.push_back(n);
+  ASSERT_EQ(notes.size(), 2u) << "one note per folder, not one per run";
+  const std::string& differ = notes[0];
+  EXPECT_TRUE(contains(differ, "3 run(s) of " + second.path().string() + " are also in " + first.path().string())) << differ;
+  EXPECT_TRUE(contains(differ, "1 of them gave different results (eval_accuracy in 1;")) << differ;
+  EXPECT_TRUE(contains(differ, "eval_accuracy 0.81 in " + first.path().string())) << differ;
+  EXPECT_TRUE(contains(differ, "Their provenance differs in blas_core")) << differ;
+  EXPECT_TRUE(contains(differ, "give the folder whose results to keep first")) << differ;
+  EXPECT_TRUE(contains(notes[1], "their figures are the same")) << notes[1];
+  // The folder given first is kept.
+  for (const auto& r : in.runs) EXPECT_EQ(r.provenance.at("blas_core"), "Haswell");
+}
+
 TEST(ReportWarnings, MixedRevisionsAndDevicesAreNamed) {
   test::TempDir t;
   for (int s = 0; s < 2; ++s)
@@ -527,7 +560,9 @@ TEST_F(ReportCommand, CommandLine) {
     if (c.at("task") == "listops" && c.at("model") == "transformer") {
       EXPECT_EQ(c.at("n"), 4);
     }
-  EXPECT_TRUE(contains(l.at("warnings").dump(), "is in more than one folder")) << l.at("warnings").dump();
+  EXPECT_TRUE(contains(l.at("warnings").dump(), "1 run(s) of " + second.path().string() + " are also in " + dir().string()))
+      << l.at("warnings").dump();
+  EXPECT_TRUE(contains(l.at("warnings").dump(), "their figures are the same")) << l.at("warnings").dump();
   auto md = test::run({test::lrbench(), "leaderboard", dir().string(), "--resamples", "500", "--format", "md"},
                       std::chrono::seconds(120));
   ASSERT_EQ(md.code, kExitDone) << md.output;
