@@ -29,6 +29,7 @@ const char* verdict_name(Verdict v) {
     case Verdict::Refuted: return "refuted";
     case Verdict::Inconclusive: return "inconclusive";
     case Verdict::NotTested: return "not tested";
+    case Verdict::NotYetJudged: return "not yet judged";
   }
   return "?";
 }
@@ -305,6 +306,7 @@ ClaimResult fold_halves(const ClaimSpec& claim, ClaimResult metric, ClaimResult 
   if (either(Verdict::Refuted)) r.verdict = Verdict::Refuted;
   else if (metric.verdict == Verdict::Supported && cost.verdict == Verdict::Supported) r.verdict = Verdict::Supported;
   else if (either(Verdict::NotTested)) r.verdict = Verdict::NotTested;
+  else if (either(Verdict::NotYetJudged)) r.verdict = Verdict::NotYetJudged;
   else r.verdict = Verdict::Inconclusive;
   r.why = fmt::format("metric half {}: {}; cost half {}: {}", verdict_name(metric.verdict), metric.why, verdict_name(cost.verdict), cost.why);
   for (const auto& n : cost.notes)

@@ -23,8 +23,9 @@
 
 namespace lrb {
 
-enum class Verdict { Supported, Refuted, Inconclusive, NotTested };
-const char* verdict_name(Verdict v);  // "supported", "refuted", "inconclusive", "not tested"
+// NotYetJudged: a running sequential study's claim that no look has tested yet.
+enum class Verdict { Supported, Refuted, Inconclusive, NotTested, NotYetJudged };
+const char* verdict_name(Verdict v);  // "supported", "refuted", "inconclusive", "not tested", "not yet judged"
 
 struct ClaimSettings {
   double alpha = 0.05;                 // family-wise, over the better / not-worse claims (Holm)

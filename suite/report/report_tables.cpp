@@ -488,7 +488,8 @@ Table claims_table(const Analysis& a) {
                         "interval, as a ratio claim; an exact cost decides at once); supported when both are, refuted when "
                         "either is, else inconclusive; the evidence shows the metric half, then the cost half");
   tab.notes.push_back("supported: the interval lies wholly in the claimed region; refuted: wholly outside it; inconclusive: it "
-                      "straddles the edge; not tested: a cell has no value; (↑) higher is better, (↓) lower is better");
+                      "straddles the edge; not tested: a cell has no value; not yet judged: a running study's claim no look has "
+                      "tested yet; (↑) higher is better, (↓) lower is better");
   if (std::any_of(tab.rows.begin(), tab.rows.end(), [](const std::vector<TableCell>& row) { return row[3].caution; }))
     tab.notes.push_back(fmt::format("{} n < {}: few seeds; the t and Fieller intervals hold at this n if the per-seed differences are "
                                     "near normal, which so few seeds cannot show",

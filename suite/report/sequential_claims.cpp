@@ -529,9 +529,12 @@ class SequentialJudge {
     if (s.last_data && s.last_data->scratch.verdict == Verdict::NotTested && !have_test) {
       r.verdict = Verdict::NotTested;
       r.why = s.last_data->scratch.why;
+    } else if (!have_test && s.open && plan.end == WavePlan::End::Running) {
+      r.verdict = Verdict::NotYetJudged;  // not "inconclusive": nothing has been weighed
+      r.why = fmt::format("no look has tested it yet: look {} needs its cells at {} seeds", k + 1, looks_[std::min(k, K - 1)]);
     } else {
       r.verdict = Verdict::Inconclusive;
-      r.why = have_test ? s.last_test->why : "no look has tested it yet";
+      r.why = have_test ? s.last_test->why : "no look has tested it";
     }
     if (s.open) {
       switch (plan.end) {

@@ -214,6 +214,24 @@ TEST(SequentialClaims, AnExactFigureThatVariesAcrossSeedsIsJudgedAsSampled) {
   EXPECT_LE(decided_at_look_1, studies / 50) << "decided at look 1";
 }
 
+// Issue 66 item 10: before its first look is complete a claim was shown "inconclusive",
+// while `plan` (rightly) planned nothing for it. Nothing has been weighed: not yet judged.
+TEST(SequentialClaims, AClaimNoLookHasTestedIsNotYetJudged) {
+  const StudyJudgement j = judge_sequential_study(kDesign, study_claims(), study(2, 0.05), false, ClaimSettings{});
+  EXPECT_EQ(j.plan.end, WavePlan::End::Running);
+  EXPECT_EQ(j.plan.looks_done, 0u);
+  for (const ClaimResult& r : j.claims) {
+    EXPECT_EQ(r.verdict, Verdict::NotYetJudged) << r.claim.name;
+    EXPECT_EQ(verdict_name(r.verdict), std::string("not yet judged"));
+    EXPECT_EQ(r.why, "no look has tested it yet: look 1 needs its cells at 3 seeds");
+  }
+  // A dominates claim whose halves are not yet judged is not yet judged.
+  ClaimResult metric, cost;
+  metric.verdict = Verdict::Inconclusive;
+  cost.verdict = Verdict::NotYetJudged;
+  EXPECT_EQ(fold_halves(ClaimSpec{}, metric, cost).verdict, Verdict::NotYetJudged);
+}
+
 TEST(SequentialClaims, AClaimDecidedStopsItsCellsAndTheRestGoOnToMax) {
   const StudyJudgement j = judge_sequential_study(kDesign, study_claims(), study(24, 0.05), false, ClaimSettings{});
   const ClaimResult& a_b = j.claims[0];
