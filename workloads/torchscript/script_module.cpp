@@ -1,13 +1,16 @@
 #include "workloads/torchscript/script_module.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/version.h>
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/serialization/import.h>
 
 #include <cmath>
+#include <mutex>
 #include <sstream>
+#include <vector>
 
 #include "suite/core/errors.h"
 #include "suite/core/files.h"
@@ -129,6 +132,44 @@ double try_forward(ScriptFile& f, const TaskInfo& task, bool takes_keep) {
   return flops > 0 ? flops / static_cast<double>(kTrialBatch) : std::nan("");
 }
 
+// Two seeds must give two initialisations: a reset_parameters that ignores its seed would give
+// every seed the same weights while the provenance says each drew its own. The weights and
+// the default generator are left as they were (reset_parameters may seed it).
+void check_reset_uses_its_seed(ScriptFile& f) {
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  const at::Tensor state = [&] {  // not held across reset_parameters: torch.manual_seed takes the lock too
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    return generator.get_state();
+  }();
+  std::vector<at::Tensor> saved, first;  // the file's weights are put back: checking changes nothing
+  for (const auto& p : f.module.parameters(true)) saved.push_back(p.detach().clone());
+  const auto restore = [&] {
+    const at::NoGradGuard no_grad;
+    std::size_t i = 0;
+    for (const auto& p : f.module.parameters(true))
+      if (i < saved.size() && p.sizes() == saved[i].sizes()) p.copy_(saved[i++]);
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(state);
+  };
+  bool same = true;
+  try {
+    const at::NoGradGuard no_grad;
+    f.module.run_method("reset_parameters", std::int64_t{1});
+    for (const auto& p : f.module.parameters(true)) first.push_back(p.detach().clone());
+    f.module.run_method("reset_parameters", std::int64_t{2});
+    std::size_t i = 0;
+    for (const auto& p : f.module.parameters(true)) same = same && i < first.size() && at::equal(p, first[i++]);
+  } catch (const std::exception& e) {
+    restore();
+    throw UserError(f.path + ": reset_parameters(seed) failed (" + std::string(e.what()) + ")");
+  }
+  restore();
+  if (same)
+    throw UserError(f.path + ": reset_parameters ignores its seed: seeds 1 and 2 gave the very same weights, so every seed "
+                    "of a sweep would start alike. Draw the weights from the seed (torch.manual_seed(seed), then the "
+                    "initialisers), or set same_init = true to train every seed from the saved weights (the report warns)");
+}
+
 }  // namespace
 
 ScriptFile load_script_file(const std::string& path) {
@@ -157,6 +198,7 @@ ScriptFit script_signatures(const ScriptFile& file, bool same_init) {
 
 ScriptFit check_script_fits(ScriptFile& file, const TaskInfo& task, bool same_init) {
   ScriptFit fit = script_signatures(file, same_init);
+  if (fit.has_reset && !same_init) check_reset_uses_its_seed(file);
   const at::AutoGradMode grad(true);
   fit.flops_per_sample = try_forward(file, task, fit.takes_keep);
   return fit;

@@ -120,6 +120,7 @@ TEST(TorchScriptModel, EveryBadFileIsAUserErrorThatSaysWhatToDo) {
       {dir / "newer.pt", "was saved by a newer PyTorch"},
       {dir / "no_reset.pt", "exports no reset_parameters(seed: int)"},
       {dir / "reset_without_seed.pt", "reset_parameters must take one int"},
+      {dir / "ignores_seed.pt", "reset_parameters ignores its seed: seeds 1 and 2 gave the very same weights"},
       {dir / "tuple_out.pt", "forward must be forward(self, x: Tensor) -> Tensor"},
       {dir / "wrong_classes.pt", "forward returned logits of shape [2, 11] for a batch of 2; the task has 10 classes"},
   };
