@@ -7,9 +7,12 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/serialization/import.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "suite/core/errors.h"
@@ -26,17 +29,37 @@ constexpr std::uintmax_t kMaxScriptBytes = std::uintmax_t{1} << 36;  // 64 GiB: 
 constexpr std::int64_t kTrialBatch = 2;
 const char* const kContract = "docs/python-models.md";
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+// LibTorch's whole reason, without the C++ backtrace some builds append, bounded.
+std::string libtorch_reason(std::string why) {
+  for (const char* backtrace : {"\nException raised from ", "\nframe #0"})
+    if (const auto at = why.find(backtrace); at != std::string::npos) why.erase(at);
+  while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
+  const auto start = std::find_if(why.begin(), why.end(), [](char c) { return !std::isspace(static_cast<unsigned char>(c)); });
+  why.erase(why.begin(), start);
+  constexpr std::size_t kMaxReason = 4000;
+  if (why.size() > kMaxReason) why = why.substr(0, kMaxReason) + " [... cut at 4,000 characters]";
+  return why;
+}
+
+// Whether an archive holds TorchScript: its code and constants records (torch.save's holds
+// neither). Their names stand in plain text in the zip's headers.
+bool holds_script(std::string_view bytes) {
+  return bytes.find("/code/__torch__") != std::string_view::npos || bytes.find("/constants.pkl") != std::string_view::npos;
+}
 
 // LibTorch's reason, said as what it means for the user.
-std::string load_problem(const std::string& path, const std::string& why) {
-  const std::string reason = first_line(why);
+std::string load_problem(const std::string& path, const std::string& why, std::string_view bytes) {
+  const std::string reason = libtorch_reason(why);
   if (why.find("Attempted to read a PyTorch file with version") != std::string::npos)
     return path + " was saved by a newer PyTorch than lrbench's LibTorch " TORCH_VERSION " reads (" + reason +
            "): save it with PyTorch " TORCH_VERSION " (or older), or build lrbench against a newer LibTorch";
-  if (why.find("constants.pkl") != std::string::npos || why.find("code/") != std::string::npos)
-    return path + " is not TorchScript (it looks like a file torch.save wrote: a state dict or a pickled module): "
-                  "script or trace the module and save it with torch.jit.save (" + std::string(kContract) + ")";
+  if (!holds_script(bytes))
+    return path + " is not TorchScript (it holds no TorchScript code: a file torch.save wrote, a state dict or a pickled "
+                  "module): script or trace the module and save it with torch.jit.save (" + std::string(kContract) + ")";
+  if (why.find("code/") != std::string::npos)
+    return path + " is TorchScript, but LibTorch " TORCH_VERSION " cannot compile its code (" + reason +
+           "): a newer PyTorch may have saved operators this LibTorch lacks; save it with PyTorch " TORCH_VERSION
+           " or older, or avoid the operator named";
   if (why.find("PytorchStreamReader") != std::string::npos)
     return path + " is damaged or is not a file torch.jit.save wrote (" + reason + "): save the module again";
   return path + " could not be loaded as TorchScript (" + reason + "); if it was saved by a newer PyTorch than " +
@@ -112,7 +135,7 @@ double try_forward(ScriptFile& f, const TaskInfo& task, bool takes_keep) {
     flops = counter.flops();
   } catch (const std::exception& e) {
     throw UserError(f.path + ": forward failed on a batch of " + shape_text(x.sizes()) + " " + modality_name(task.modality) +
-                    " inputs (" + first_line(e.what()) + "); " + kContract + " lists what each kind of task passes");
+                    " inputs (" + libtorch_reason(e.what()) + "); " + kContract + " lists what each kind of task passes");
   }
   const std::string expected = "[" + std::to_string(kTrialBatch) + ", " + std::to_string(task.num_classes) + "]";
   if (!out.isTensor())
@@ -184,7 +207,7 @@ ScriptFile load_script_file(const std::string& path) {
   try {
     f.module = torch::jit::load(in, c10::Device(at::kCPU));
   } catch (const std::exception& e) {
-    throw UserError(load_problem(path, e.what()));
+    throw UserError(load_problem(path, e.what(), bytes));
   }
   return f;
 }

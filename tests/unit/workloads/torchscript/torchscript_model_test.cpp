@@ -118,6 +118,9 @@ TEST(TorchScriptModel, EveryBadFileIsAUserErrorThatSaysWhatToDo) {
       {t / "text.pt", "is damaged or is not a file torch.jit.save wrote"},
       {dir / "state_dict.pt", "is not TorchScript"},
       {dir / "newer.pt", "was saved by a newer PyTorch"},
+      // Issue 66 item 16: it was called "not TorchScript", and LibTorch's reason cut to its first line.
+      {dir / "bad_code.pt", "is TorchScript, but LibTorch"},
+      {dir / "bad_code.pt", "lrb_no_such_op"},
       {dir / "no_reset.pt", "exports no reset_parameters(seed: int)"},
       {dir / "reset_without_seed.pt", "reset_parameters must take one int"},
       {dir / "ignores_seed.pt", "reset_parameters ignores its seed: seeds 1 and 2 gave the very same weights"},
