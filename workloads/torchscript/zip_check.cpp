@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace lrb {
 namespace {
@@ -42,8 +45,9 @@ uLong crc_of(uLong sum, const char* data, std::uint64_t size) {
   return sum;
 }
 
-// The CRC-32 and length of a raw deflate stream's output; false when it does not inflate.
-bool inflated_crc(std::string_view body, uLong& sum, std::uint64_t& size) {
+// The CRC-32 and length of a raw deflate stream's output; false when it does not inflate,
+// or would inflate past `limit` (its declared size: a zip bomb is stopped there).
+bool inflated_crc(std::string_view body, std::uint64_t limit, uLong& sum, std::uint64_t& size) {
   z_stream z{};
   if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return false;
   std::string out(1 << 16, '\0');
@@ -64,6 +68,7 @@ bool inflated_crc(std::string_view body, uLong& sum, std::uint64_t& size) {
     const std::uint64_t made = out.size() - z.avail_out;
     sum = crc_of(sum, out.data(), made);
     size += made;
+    if (size > limit) break;
     if (status == Z_BUF_ERROR && made > 0) status = Z_OK;  // room was all it needed
   }
   inflateEnd(&z);
@@ -108,39 +113,67 @@ void widen(const Reader& r, std::uint64_t extra, std::uint64_t extra_len, std::u
   }
 }
 
+// One record as the central directory and its local header describe it.
+struct Record {
+  std::string name;
+  std::uint64_t method = 0, crc = 0, size = 0, local = 0, data = 0, compressed = 0;
+};
+
+// Every record of the central directory, its headers checked; throws the damage.
+std::vector<Record> records_of(const Reader& r) {
+  const Directory d = find_directory(r);
+  std::vector<Record> out;
+  std::uint64_t at = d.offset;
+  for (std::uint64_t i = 0; i < d.entries; ++i) {
+    if (r.get(at, 4) != kCentralSignature) throw "its central directory is damaged (entry " + std::to_string(i) + ")";
+    Record rec;
+    rec.method = r.get(at + 10, 2);
+    rec.crc = r.get(at + 16, 4);
+    rec.compressed = r.get(at + 20, 4);
+    rec.size = r.get(at + 24, 4);
+    rec.local = r.get(at + 42, 4);
+    const auto name_len = r.get(at + 28, 2), extra_len = r.get(at + 30, 2), comment_len = r.get(at + 32, 2);
+    rec.name = std::string(r.slice(at + 46, name_len));
+    // The DOS folder bit: a reader then returns no bytes for the record, and the tensor
+    // stored there would be left as whatever memory it got.
+    if ((r.get(at + 38, 4) & 0x10) != 0) throw "record '" + rec.name + "' is marked as a folder";
+    widen(r, at + 46 + name_len, extra_len, rec.size, rec.compressed, rec.local);
+    if (r.get(rec.local, 4) != kLocalSignature) throw "the header of record '" + rec.name + "' is damaged";
+    rec.data = rec.local + 30 + r.get(rec.local + 26, 2) + r.get(rec.local + 28, 2);
+    (void)r.slice(rec.data, rec.compressed);  // inside the file
+    out.push_back(std::move(rec));
+    at += 46 + name_len + extra_len + comment_len;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string zip_damage(std::string_view bytes) {
   try {
     const Reader r(bytes);
-    const Directory d = find_directory(r);
-    std::uint64_t at = d.offset;
-    for (std::uint64_t i = 0; i < d.entries; ++i) {
-      if (r.get(at, 4) != kCentralSignature) return "its central directory is damaged (entry " + std::to_string(i) + ")";
-      const auto method = r.get(at + 10, 2);
-      const auto crc = r.get(at + 16, 4);
-      std::uint64_t compressed = r.get(at + 20, 4), size = r.get(at + 24, 4), local = r.get(at + 42, 4);
-      const auto name_len = r.get(at + 28, 2), extra_len = r.get(at + 30, 2), comment_len = r.get(at + 32, 2);
-      const std::string name(r.slice(at + 46, name_len));
-      // The DOS folder bit: a reader then returns no bytes for the record, and the tensor
-      // stored there would be left as whatever memory it got.
-      if ((r.get(at + 38, 4) & 0x10) != 0) return "record '" + name + "' is marked as a folder";
-      widen(r, at + 46 + name_len, extra_len, size, compressed, local);
-      if (r.get(local, 4) != kLocalSignature) return "the header of record '" + name + "' is damaged";
-      const std::uint64_t data = local + 30 + r.get(local + 26, 2) + r.get(local + 28, 2);
-      const std::string_view body = r.slice(data, compressed);
-      if (method == kStored) {
-        if (compressed != size) return "record '" + name + "' has two different sizes";
-        if (crc_of(::crc32(0L, Z_NULL, 0), body.data(), body.size()) != crc) return "record '" + name + "' fails its CRC-32 check";
-      } else if (method == kDeflated) {
+    std::vector<Record> records = records_of(r);
+    // Records sharing bytes are how a small file inflates to gigabytes (the same compressed
+    // data read once per entry): refused before anything is inflated. torch.jit.save
+    // writes each record once.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;
+    for (const auto& rec : records) spans.emplace_back(rec.local, rec.data + rec.compressed);
+    std::sort(spans.begin(), spans.end());
+    for (std::size_t i = 1; i < spans.size(); ++i)
+      if (spans[i].first < spans[i - 1].second) return "two of its records share bytes (a zip bomb's shape)";
+    for (const auto& rec : records) {
+      const std::string_view body = r.slice(rec.data, rec.compressed);
+      if (rec.method == kStored) {
+        if (rec.compressed != rec.size) return "record '" + rec.name + "' has two different sizes";
+        if (crc_of(::crc32(0L, Z_NULL, 0), body.data(), body.size()) != rec.crc) return "record '" + rec.name + "' fails its CRC-32 check";
+      } else if (rec.method == kDeflated) {
         uLong sum = 0;
         std::uint64_t made = 0;
-        if (!inflated_crc(body, sum, made)) return "record '" + name + "' does not decompress";
-        if (made != size || sum != crc) return "record '" + name + "' fails its CRC-32 check";
+        if (!inflated_crc(body, rec.size, sum, made)) return "record '" + rec.name + "' does not decompress to its size";
+        if (made != rec.size || sum != rec.crc) return "record '" + rec.name + "' fails its CRC-32 check";
       } else {
-        return "record '" + name + "' is compressed with method " + std::to_string(method) + ", which torch.jit.save never uses";
+        return "record '" + rec.name + "' is compressed with method " + std::to_string(rec.method) + ", which torch.jit.save never uses";
       }
-      at += 46 + name_len + extra_len + comment_len;
     }
     return "";
   } catch (const std::string& why) {

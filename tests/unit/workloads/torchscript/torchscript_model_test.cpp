@@ -121,6 +121,8 @@ TEST(TorchScriptModel, EveryBadFileIsAUserErrorThatSaysWhatToDo) {
       // Issue 66 item 16: it was called "not TorchScript", and LibTorch's reason cut to its first line.
       {dir / "bad_code.pt", "is TorchScript, but LibTorch"},
       {dir / "bad_code.pt", "lrb_no_such_op"},
+      // Issue 66 item 14: 16 KB that inflated to 4 GiB, record by record, before LibTorch did it again.
+      {dir / "bomb.pt", "two of its records share bytes"},
       {dir / "no_reset.pt", "exports no reset_parameters(seed: int)"},
       {dir / "reset_without_seed.pt", "reset_parameters must take one int"},
       {dir / "ignores_seed.pt", "reset_parameters ignores its seed: seeds 1 and 2 gave the very same weights"},
