@@ -74,7 +74,8 @@ std::vector<RunRecord> error_rate_runs(const std::string& metric) {
       d.seed = seed;
       d.model_options = {{"attention", attention}};
       const double linear = 0.30 + 0.01 * seed;
-      d.metrics = {{metric, std::string(attention) == "softmax" ? linear - 0.05 : linear}};
+      // The gap varies a little by seed: differences without spread are no evidence.
+      d.metrics = {{metric, std::string(attention) == "softmax" ? linear - 0.05 - 0.003 * (seed % 3) : linear}};
       RunRecord r = test::make_run(d);
       r.records["task"]["metrics"] = {metric.substr(5)};
       runs.push_back(std::move(r));
