@@ -239,6 +239,14 @@ json ClaimSpec::to_json() const {
   return j;
 }
 
+json ClaimSpec::definition() const {
+  json j = to_json();
+  for (const char* words : {"statement", "source", "where"}) j.erase(words);
+  for (const char* side : {"a", "b"})
+    if (j.contains(side)) j[side].erase("where");  // where the file wrote it
+  return j;
+}
+
 ClaimSpec ClaimSpec::from_json(const json& j) {
   ClaimSpec c;
   c.name = j.at("name");

@@ -78,6 +78,9 @@ struct ClaimSpec {
 
   json to_json() const;
   static ClaimSpec from_json(const json& j);
+  // What is judged: to_json() without the words (statement, source) and the place in the
+  // file. Two claims with equal definitions get the same verdict from the same runs.
+  json definition() const;
   // "Δ > 0", "slope in [0.9, 1.1]", "ratio ≤ 0.627": the claimed region, for tables.
   std::string claimed_text(bool higher_is_better) const;
   // A dominates claim's halves, each a claim of its own kind judged as such: the not-worse

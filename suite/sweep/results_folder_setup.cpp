@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -15,9 +16,34 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A study's claims are part of its design: its looks were judged, and its later waves
+// drawn, for the claims it had when it first looked (recorded in DIR/sweep.json). Changing
+// one afterwards would re-judge the same looks as if it had been the claim all along. Words
+// (statement, source) may change; what is judged may not.
+void check_same_claims(const fs::path& out, const std::vector<ClaimSpec>& recorded, const SweepSpec& spec,
+                       const std::vector<ClaimSpec>& claims) {
+  const std::string manifest = ResultsLayout(out).manifest().string();
+  const std::string fix = "; a study's claims cannot change once it has looked at results: keep the claim as it was, or "
+                          "study the new claim in another --out folder (a new study, with a new [sweep] base_seed so that it draws new seeds)";
+  for (const ClaimSpec& now : claims) {
+    const auto was = std::find_if(recorded.begin(), recorded.end(), [&](const ClaimSpec& c) { return c.name == now.name; });
+    if (was == recorded.end())
+      throw UserError(now.where, "claim '" + now.name + "' is new to the study in " + out.string() + " (" + manifest + ")" + fix);
+    if (was->definition() != now.definition())
+      throw UserError(now.where, "claim '" + now.name + "' changed since the study in " + out.string() + " looked: it was " +
+                                     was->definition().dump() + " (" + manifest + ")" + fix);
+  }
+  for (const ClaimSpec& was : recorded) {
+    const bool kept = std::any_of(claims.begin(), claims.end(), [&](const ClaimSpec& c) { return c.name == was.name; });
+    if (!kept)
+      throw UserError(spec.file + ": claim '" + was.name + "' of the study in " + out.string() + " (" + manifest +
+                      ") is missing" + fix);
+  }
+}
+
 // One results folder holds one sweep (by name): two sweeps written into one folder would be
 // mixed in its tables. The same name again extends or resumes it.
-void check_same_sweep(const fs::path& out, const SweepSpec& spec) {
+void check_same_sweep(const fs::path& out, const SweepSpec& spec, const ExpandedSweep& ex) {
   std::optional<SweepManifest> manifest;
   try {
     manifest = read_sweep_manifest(out);
@@ -45,6 +71,7 @@ void check_same_sweep(const fs::path& out, const SweepSpec& spec) {
   if (was && !now)
     throw UserError(out.string() + " holds a sequential study (seeds = { " + was->text() + " }); give the same design, or write "
                     "the fixed design to another --out folder");
+  if (was && seen) check_same_claims(out, manifest->claims, spec, ex.claims);
 }
 
 // The shards of one sweep write the folder together, holding .lock shared; a whole sweep
@@ -101,7 +128,7 @@ OpenedFolder open_results_folder(const fs::path& out, const SweepSpec& spec, con
     opened.lock = lock_for_shard(out, shard);
     opened.shard_lock = std::make_unique<FolderLock>(where.shard_lock(shard.index, shard.count));
   }
-  check_same_sweep(out, spec);
+  check_same_sweep(out, spec, ex);
   opened.scan = scan_for_resume(out, ex.runs, mine, retry_failed, shard.whole() ? StaleScope::AnyHost : StaleScope::ThisHostOnly,
                                 spec.sweep.sequential.has_value());
   if (spec.sweep.sequential && !shard.whole()) read_other_shards(out, ex.runs, mine, opened.scan.finished_records);

@@ -207,6 +207,30 @@ TEST_F(SlowSequential, AChangedDesignIsRefusedInTheSameFolder) {
   const auto changed = test::run({test::lrbench(), "run", (t / "other.toml").string(), "--out", (t / "seq").string()});
   EXPECT_EQ(changed.code, kExitUsage) << changed.output;
   EXPECT_NE(changed.output.find("cannot change once it has looked at results"), std::string::npos) << changed.output;
+  // Nor can its claims: a changed, a new or a missing claim would re-judge the same looks.
+  const json before = report_json(t / "seq");
+  auto refused_claims = [&](const std::string& text, const std::string& why) {
+    test::write_text(t / "claims.toml", text);
+    const auto r = test::run({test::lrbench(), "run", (t / "claims.toml").string(), "--out", (t / "seq").string()});
+    EXPECT_EQ(r.code, kExitUsage) << r.output;
+    EXPECT_NE(r.output.find(why), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("claims cannot change once it has looked"), std::string::npos) << r.output;
+  };
+  std::string margin = spec;
+  margin.replace(margin.find("metric = \"accuracy\"\n"), 20, "metric = \"accuracy\"\nmargin = 0.5\n");
+  refused_claims(margin, "claim 'softmax-more-accurate' changed since the study");
+  const auto second = spec.find("[[claim]]\nname = \"window-less-memory\"");
+  refused_claims(spec.substr(0, second), "claim 'window-less-memory' of the study");
+  std::string renamed = spec;
+  renamed.replace(renamed.find("window-less-memory"), 18, "window-lean-memory");
+  refused_claims(renamed, "claim 'window-lean-memory' is new to the study");
+  EXPECT_EQ(decisions(report_json(t / "seq")), decisions(before));  // the refusals changed nothing
+  // Its words may change: what is judged is the same.
+  std::string words = spec;
+  words.replace(words.find("source = \"a test\""), 17, "source = \"a test, reworded\"");
+  test::write_text(t / "claims.toml", words);
+  const auto reworded = test::run({test::lrbench(), "run", (t / "claims.toml").string(), "--out", (t / "seq").string()});
+  EXPECT_EQ(reworded.code, kExitDone) << reworded.output;
 }
 
 // Two ranks: the same looks and verdicts, every run bit-identical to the one-process study's
