@@ -112,6 +112,8 @@ int doctor() {
   for (const int threads : std::set<int>{1, available_cores()}) {
     const MatmulPeak peak = matmul_peak(at::Device(at::kCPU), threads, user_cache_folder());
     fmt::print("matmul peak  {:.1f} GFLOP/s, {} ({})\n", peak.flops_per_s / 1e9, peak.what, peak.source);
+    if (!peak.suspect.empty())
+      fmt::print("             suspect: {}; measured again after 10 minutes (sooner: delete the cache file)\n", peak.suspect);
   }
   if (const Bf16Support bf16 = bf16_support(at::Device(at::kCPU)); bf16.native)
     fmt::print("bf16         native on this CPU ({}): precision = \"bf16\" runs here\n", bf16.how);

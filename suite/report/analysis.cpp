@@ -190,6 +190,7 @@ void task_warnings(const Analysis& a, TaskResult& t) {
   std::set<int> threads, budget_threads;
   std::set<std::string> revisions, devices, budget_devices;
   std::vector<std::string> n1, small_boot, duplicates, at_chance, same_init;
+  std::set<std::string> suspect_peaks;
   for (std::size_t u : t.units)
     for (std::size_t i : a.units[u].cells) {
       const Cell& c = a.cells[i].cell;
@@ -200,6 +201,7 @@ void task_warnings(const Analysis& a, TaskResult& t) {
       budget_threads.insert(c.budget_threads.begin(), c.budget_threads.end());
       const std::string name = c.entrant + (c.condition_label.empty() ? "" : " " + c.condition_label);
       if (c.same_init) same_init.push_back(name);
+      suspect_peaks.insert(c.suspect_peaks.begin(), c.suspect_peaks.end());
       if (c.values.size() == 1) n1.push_back(name);
       else if (c.values.size() >= 2 && c.values.size() < kMinBootstrapN) small_boot.push_back(name);
       for (const auto& d : c.duplicates) duplicates.push_back(name + ": " + d);
@@ -244,6 +246,10 @@ void task_warnings(const Analysis& a, TaskResult& t) {
     t.warnings.push_back(fmt::format("{}: {} cell(s) whose seeds all start from the weights saved in the model file (same_init = true): "
                                      "their spread leaves out the initialisation's, so intervals and comparisons understate it: {}",
                                      task, same_init.size(), fmt::join(same_init, "; ")));
+  if (!suspect_peaks.empty())
+    t.warnings.push_back(fmt::format("{}: util rests on a matrix-product peak measured while the cores were busy (provenance "
+                                     "matmul_peak.suspect), so it may be overstated: {}; run on idle cores for a sound figure",
+                                     task, fmt::join(suspect_peaks, "; ")));
   if (!at_chance.empty())
     t.warnings.push_back(fmt::format("{}: {} cell(s) not clearly above chance (the accuracy's t interval reaches the commonest "
                                      "class's share): {}; comparisons among them compare noise",

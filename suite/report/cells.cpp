@@ -329,6 +329,8 @@ void fill_cell(Cell& cell, const std::vector<const RunRecord*>& runs) {
       cell.threads.insert(r.provenance.at("threads").get<int>());
     if (const auto m = r.provenance.find("model"); m != r.provenance.end() && m->is_object())
       if (const auto s = m->find("same_init"); s != m->end() && *s == true) cell.same_init = true;
+    if (const auto p = r.provenance.find("matmul_peak"); p != r.provenance.end() && p->is_object())
+      if (const auto s = p->find("suspect"); s != p->end() && s->is_string()) cell.suspect_peaks.insert(s->get<std::string>());
     // Runs of a cell nearly always share both: labels are built only where one differs.
     if (labelled == nullptr || !same_revision_and_device(*labelled, r)) {
       if (const std::string rev = revision_of(r); !rev.empty()) cell.revisions.insert(rev);

@@ -88,6 +88,9 @@ struct Cell {
   // A run whose seeds all started from one set of saved weights (provenance model.same_init:
   // a TorchScript module trained with same_init = true): its spread is not the initialisation's.
   bool same_init = false;
+  // Why the matrix-product peak its runs' util rests on may understate the device
+  // (provenance matmul_peak.suspect: measured while another process used the cores).
+  std::set<std::string> suspect_peaks;
 
   nlohmann::json setting() const;     // condition and model options together (the JSON "setting")
   std::string setting_label() const;  // "seq_len=256 attention=linear"
