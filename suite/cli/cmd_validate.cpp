@@ -9,6 +9,7 @@
 #include "suite/cli/command.h"
 #include "suite/config/expand.h"
 #include "suite/config/sweep_spec.h"
+#include "suite/core/call_watch.h"
 #include "suite/core/exit_codes.h"
 
 namespace lrb {
@@ -16,6 +17,7 @@ namespace {
 
 int validate(const std::string& file) {
   const SweepSpec spec = load_sweep_file(file);
+  set_call_time_limit(spec.sweep.step_time_limit);  // a trial forward at expansion is watched too
   const ExpandedSweep ex = expand_sweep(spec);
   // Pointers, not copies: a copy of every spec doubled what a large sweep's listing held.
   std::vector<const json*> specs;

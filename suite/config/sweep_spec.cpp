@@ -16,6 +16,7 @@ const OptionSchema& sweep_schema() {
       {"name", OptionType::String, json(), "sweep name: letters, digits, '.', '_' or '-'", {}, {}, {}, false, false},
       {"seeds", OptionType::IntList, json(3), "a count n (seed indices 0..n-1), a list of seed indices, or a sequential design { first = 5, step = 5, max = 60 } (seeds drawn while a claim is open)", {}, 0, {}, false, false},
       {"budget", OptionType::String, json(""), "a sequential study's wall time (\"3h\", \"90m\", \"1h30m\"): no run starts once it is spent", {}, {}, {}, false, false},
+      {"step_time_limit", OptionType::String, json(""), "the longest a model call may take (a training step, an evaluation batch, a trial forward: \"10m\", \"90s\"): a run whose call takes longer is recorded failed with the reason and the process ends (a model call cannot be interrupted); none by default", {}, {}, {}, false, false},
       {"base_seed", OptionType::Int, json(0), "mixed into every random stream of every run", {}, 0, kInt64Max, false, false},
       {"device", OptionType::String, json("cpu"), "where runs execute", {"cpu", "cuda"}, {}, {}, false, false},
       {"threads", OptionType::Int, json("auto"), "intra-op threads per rank: \"auto\" (cores on the node / ranks on the node) or a number", {}, 1, 1024, false, false},
@@ -116,6 +117,13 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
       spec.sweep.budget_seconds = parse_budget(text->get(), problem);
       if (!spec.sweep.budget_seconds) throw UserError(vat, "in [sweep], 'budget' " + problem);
       spec.sweep.budget_at = vat;
+    } else if (key == "step_time_limit") {
+      auto text = node.as_string();
+      if (!text) throw UserError(vat, "in [sweep], 'step_time_limit' must be a string such as \"10m\" or \"90s\"");
+      std::string problem;
+      const auto limit = parse_budget(text->get(), problem);
+      if (!limit) throw UserError(vat, "in [sweep], 'step_time_limit' " + problem);
+      spec.sweep.step_time_limit = *limit;
     } else if (key == "threads") {
       if (auto s = node.as_string()) {
         if (s->get() != "auto")

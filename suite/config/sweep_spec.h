@@ -36,6 +36,9 @@ struct SweepSettings {
   std::optional<double> budget_seconds;
   SourceLocation budget_at;
   std::uint64_t base_seed = 0;
+  // The longest one model call may take, in seconds (suite/core/call_watch.h); 0: no limit.
+  // A harness setting: not part of any run's identity.
+  double step_time_limit = 0;
   std::string device = "cpu";
   SourceLocation device_at;  // where the file names it (not known: the default)
   int threads = 0;               // 0 = auto: cores on the node / ranks on the node

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "suite/core/call_watch.h"
 #include "suite/contracts/model.h"
 #include "suite/contracts/task.h"
 #include "suite/mpi/run_group.h"
@@ -64,6 +65,11 @@ class RunExecution {
   // batches checkpoints the finished training, so the variants run again on resume.
   void evaluate_variants_of_run();
   void finish_record(const RunOutcome& out, std::chrono::steady_clock::time_point wall_start);
+  // Watches a call into the model (suite/core/call_watch.h). Stuck past a stop's grace, the
+  // run is recorded stopped (resumed from its last checkpoint); past step_time_limit, failed
+  // with the reason. Either way the record is published and the process ends with exit 3.
+  WatchedCall watch(const std::string& what);
+  std::chrono::steady_clock::time_point wall_start_;
 
   // The run's state (run_checkpoints.cpp).
   // Continues from the run's checkpoint when one exists and can be used. The members of a

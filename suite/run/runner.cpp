@@ -19,6 +19,7 @@
 
 #include "suite/core/environment.h"
 #include "suite/core/errors.h"
+#include "suite/core/exit_codes.h"
 #include "suite/core/seeds.h"
 #include "suite/core/stop_flag.h"
 #include "suite/mpi/run_group.h"
@@ -80,6 +81,7 @@ std::string RunExecution::error_text(const std::exception& e) {
 
 RunOutcome RunExecution::execute() {
   const auto wall_start = std::chrono::steady_clock::now();
+  wall_start_ = wall_start;
   at::set_num_threads(ctx_.threads);
   record_.key = run_.key;
   record_.spec = run_.spec;
@@ -203,6 +205,7 @@ void RunExecution::evaluate(bool stoppable) {
   for (std::int64_t start = 0; start < n; start += batch) {
     if (stoppable && stop_requested()) throw StopRequested{};
     const std::int64_t len = std::min(batch, n - start);
+    const WatchedCall watched = watch(fmt::format("the evaluation at step {}", state_.step));
     logits.push_back(forward_in_precision(eval.x.narrow(0, start, len).to(device_)).to(at::kCPU, at::kFloat));
   }
   const at::Tensor all = at::cat(logits);
@@ -275,6 +278,25 @@ void RunExecution::finish_record(const RunOutcome& out, std::chrono::steady_cloc
   m["wall_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   record_.provenance["attempt"] = state_.attempt;
   record_.provenance["finished_at"] = utc_now_iso();
+}
+
+WatchedCall RunExecution::watch(const std::string& what) {
+  return WatchedCall(what, [this](bool stopped, const std::string& why) {
+    RunOutcome out;
+    out.status = stopped ? RunStatus::Stopped : RunStatus::Failed;
+    out.error = stopped ? fmt::format("stopped by signal {} at step {}: {}; run the same command again to resume it from its "
+                                      "last checkpoint",
+                                      stop_signal(), state_.step, why)
+                        : fmt::format("{} at step {}", why, state_.step);
+    finish_record(out, wall_start_);
+    if (ctx_.publish && writes_files()) {
+      fs::create_directories(folder().runs());
+      write_run_file(folder().run_file(run_.key), record_);
+    }
+    fmt::print(stderr, "lrbench: run {} {}: {}\nlrbench: run the same command again to go on with the other runs\n",
+               run_.key.substr(0, 12), stopped ? "stopped" : "failed", out.error);
+    return kExitStopped;
+  });
 }
 
 RunOutcome execute_run(const RunSpec& run, const RunContext& ctx) {

@@ -116,6 +116,7 @@ std::vector<std::int64_t> RunExecution::next_batch(std::int64_t batch) {
 // On a GPU the clock is read only once the device has finished what came before (and,
 // at the end, the step itself): kernels launch asynchronously.
 RunExecution::StepResult RunExecution::train_step(const std::vector<std::int64_t>& idx, double lr) {
+  const WatchedCall watched = watch(fmt::format("training step {}", state_.step + 1));
   synchronize_device(device_);
   const auto t0 = std::chrono::steady_clock::now();
   const std::int64_t live_before = run_live_bytes(device_);

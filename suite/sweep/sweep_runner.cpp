@@ -11,6 +11,7 @@
 
 #include "suite/config/expand.h"
 #include "suite/config/sweep_spec.h"
+#include "suite/core/call_watch.h"
 #include "suite/core/environment.h"
 #include "suite/core/exit_codes.h"
 #include "suite/core/stop_flag.h"
@@ -82,6 +83,7 @@ Job read_sweep(const MpiSession& mpi, JobSteps& steps, const SweepRunOptions& op
   std::string problem;
   try {
     job.spec = load_sweep_file(options.spec_file);
+    set_call_time_limit(job.spec.sweep.step_time_limit);  // a trial forward at expansion is watched too
     job.ex = expand_sweep(job.spec);
     const SweepSpec& spec = job.spec;
     // The exchange first: it names the line to change (a build without NCCL may also lack CUDA).

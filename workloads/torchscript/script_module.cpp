@@ -10,12 +10,15 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <mutex>
 #include <sstream>
 #include <string_view>
 #include <vector>
 
+#include "suite/core/call_watch.h"
 #include "suite/core/errors.h"
+#include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
 #include "suite/core/sha256.h"
 #include "suite/core/shape_text.h"
@@ -103,6 +106,16 @@ bool has_reset(const ScriptFile& f, bool same_init) {
   return true;
 }
 
+// A call into the file's code while the sweep is read, watched (suite/core/call_watch.h): a
+// call that never returns ends the process naming the file, with exit 3 after a stop signal
+// (nothing ran yet) and 2 past step_time_limit (the file is at fault).
+WatchedCall watch_file_call(const std::string& what) {
+  return WatchedCall(what, [](bool stopped, const std::string& why) {
+    std::fprintf(stderr, "lrbench: %s%s\n", stopped ? "stopped: " : "error: ", why.c_str());
+    return stopped ? kExitStopped : kExitUsage;
+  });
+}
+
 // A batch of kTrialBatch inputs of the task's kind and shape; token ids cover the vocabulary
 // and the second sample ends in padding where the task pads.
 at::Tensor trial_batch(const TaskInfo& task) {
@@ -131,6 +144,7 @@ double try_forward(ScriptFile& f, const TaskInfo& task, bool takes_keep) {
   try {
     torch::jit::GraphOptimizerEnabledGuard plain(false);
     const MatmulFlopCounter counter;
+    const WatchedCall watched = watch_file_call("the trial forward of " + f.path);
     out = f.module.forward(inputs);
     flops = counter.flops();
   } catch (const std::exception& e) {
@@ -177,6 +191,7 @@ void check_reset_uses_its_seed(ScriptFile& f) {
   bool same = true;
   try {
     const at::NoGradGuard no_grad;
+    const WatchedCall watched = watch_file_call("reset_parameters of " + f.path);
     f.module.run_method("reset_parameters", std::int64_t{1});
     for (const auto& p : f.module.parameters(true)) first.push_back(p.detach().clone());
     f.module.run_method("reset_parameters", std::int64_t{2});
@@ -200,6 +215,7 @@ ScriptFile load_script_file(const std::string& path) {
   ScriptFile f;
   f.path = path;
   f.sha256 = sha256_hex(bytes);
+  const WatchedCall watched = watch_file_call("loading " + path);  // LibTorch's parser cannot be interrupted either
   // LibTorch checks the archive's structure but not its records' checksums.
   if (const std::string damage = zip_damage(bytes); !damage.empty())
     throw UserError(path + " is damaged or is not a file torch.jit.save wrote (" + damage + "): save the module again");

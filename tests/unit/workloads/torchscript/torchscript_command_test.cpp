@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <thread>
+
 #include "suite/core/exit_codes.h"
 #include "tests/support/results.h"
 #include "tests/support/subprocess.h"
@@ -106,6 +108,52 @@ TEST(TorchScriptCommand, NonFiniteEvaluationOutputsFailTheRun) {
             std::string::npos)
       << run.error;
   EXPECT_EQ(run.metrics.count("eval_accuracy"), 0u);
+}
+
+// A forward that never returns cannot be interrupted: a stop signal ends the process once it
+// has waited the grace (exit 3), and step_time_limit fails the call with the reason, in
+// `validate` (the trial forward) and in a run (recorded, then exit 3: the rest resumes).
+TEST(TorchScriptCommand, AForwardThatNeverReturnsEndsAtAStopSignalAndAtTheStepTimeLimit) {
+  TempDir t;
+  const fs::path hangs = test::script_test_files() / "hangs.pt";
+  test::write_text(t / "sweep.toml", grid_sweep(hangs, 1, 10));
+  {
+    // validate has nothing to save: a stop signal ends it at once, as it ends any command.
+    test::Child validate({test::lrbench(), "validate", (t / "sweep.toml").string()});
+    std::this_thread::sleep_for(1s);
+    validate.signal(SIGTERM);
+    const int code = validate.wait(30s);
+    EXPECT_TRUE(code == 128 + SIGTERM || code == kExitStopped) << code << validate.output();
+  }
+  test::write_text(t / "limited.toml", test::python_model_sweep(hangs, 1, 10, "step_time_limit = \"2s\"\n"));
+  const auto limited = test::run({test::lrbench(), "validate", (t / "limited.toml").string()}, 60s);
+  EXPECT_EQ(limited.code, kExitUsage) << limited.output;
+  EXPECT_NE(limited.output.find("did not return within 2.0 s (step_time_limit)"), std::string::npos) << limited.output;
+
+  // Past the trial forward: the first training step never returns.
+  const fs::path later = test::script_test_files() / "hangs_in_training.pt";
+  test::write_text(t / "sweep.toml", test::python_model_sweep(later, 2, 10, "step_time_limit = \"2s\"\n"));
+  const auto failed = test::run(run_cmd(t, "limit"), 60s);
+  EXPECT_EQ(failed.code, kExitStopped) << failed.output;
+  EXPECT_NE(failed.output.find("run the same command again to go on with the other runs"), std::string::npos) << failed.output;
+  auto runs = test::read_runs(t / "limit");
+  ASSERT_EQ(runs.size(), 1u) << "the run in progress is recorded; the other is left for the next command";
+  EXPECT_EQ(runs.begin()->second.status, RunStatus::Failed);
+  EXPECT_NE(runs.begin()->second.error.find("training step 1 did not return within 2.0 s (step_time_limit)"), std::string::npos)
+      << runs.begin()->second.error;
+
+  test::write_text(t / "sweep.toml", grid_sweep(later, 1, 10));
+  test::Child stopped(run_cmd(t, "stop"));
+  ASSERT_TRUE(stopped.wait_for_output("starts", 60s)) << stopped.output();
+  std::this_thread::sleep_for(2s);
+  stopped.signal(SIGTERM);
+  EXPECT_EQ(stopped.wait(30s), kExitStopped) << stopped.output();
+  runs = test::read_runs(t / "stop");
+  ASSERT_EQ(runs.size(), 1u) << stopped.output();
+  EXPECT_EQ(runs.begin()->second.status, RunStatus::Stopped);
+  EXPECT_NE(runs.begin()->second.error.find("stopped by signal 15 at step 0: training step 1 did not return within 5.0 s of the stop"),
+            std::string::npos)
+      << runs.begin()->second.error;
 }
 
 TEST(TorchScriptCommand, FlopsThatCannotBeCountedAreSaidSoInTheTable) {
