@@ -12,6 +12,7 @@
 #include "suite/stats/group_sequential.h"
 #include "suite/stats/power.h"
 #include "suite/stats/sample_stats.h"
+#include "suite/stats/sequential_outlook.h"
 
 namespace lrb {
 
@@ -128,24 +129,18 @@ ClaimPlan plan_claim(const ClaimResult& r, const SequentialSeeds& design, bool a
   }
   p.effect = stats::mean(*values) / sd;
   p.fixed_seeds = stats::paired_t_seeds_needed(*p.effect, level, power);
-  // The design's looks at the observed effect (normal approximation: Z_k ~ N(effect·√n_k, 1)).
+  // The design's looks at the observed effect and spread, by running its judge over simulated
+  // seeds (Student's t at each look: exact at a few seeds, where Z overstates power). A running
+  // study goes on from its own seeds and the looks it has made; a pilot, or a study that
+  // reached max, is a new study at that effect.
   const std::vector<std::int64_t> looks = design.look_seeds();
-  std::vector<double> info, fractions;
-  for (auto n : looks) {
-    info.push_back(static_cast<double>(n));
-    fractions.push_back(static_cast<double>(n) / static_cast<double>(design.max));
-  }
+  std::vector<double> fractions;
+  for (auto n : looks) fractions.push_back(static_cast<double>(n) / static_cast<double>(design.max));
   const stats::SpendingBoundary b = stats::obrien_fleming_boundary(fractions, level);
-  const stats::SequentialCrossings x = stats::sequential_crossings(info, b.z, *p.effect);
-  double expected = 0, stopped = 0;
-  for (std::size_t k = 0; k < looks.size(); ++k) {
-    const double here = x.upper[k] + x.lower[k];
-    expected += here * static_cast<double>(looks[k]);
-    stopped += here;
-  }
-  expected += std::max(0.0, 1.0 - stopped) * static_cast<double>(design.max);
+  const stats::SequentialOutlook outlook = stats::sequential_outlook(*values, looks, b.nominal, assumed_design);
+  const double expected = outlook.expected_seeds;
   p.sequential_seeds = expected;
-  p.sequential_power = *p.effect > 0 ? x.power_upper : x.power_lower;
+  p.sequential_power = outlook.power;
   p.seconds_per_seed = seconds_per_seed(r.claim, runs);
   if (p.seconds_per_seed) {
     const double done = static_cast<double>(p.seeds_done);

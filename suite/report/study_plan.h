@@ -1,8 +1,9 @@
 #pragma once
 // What settling an open claim would cost, before it is paid (`lrbench plan`, and the JSON
 // report under each open claim): the paired seeds a fixed design needs for 80 % power at
-// the observed effect and spread, the seeds a sequential design is expected to spend
-// (its crossing probabilities at that effect: suite/stats/group_sequential.h), and both in
+// the observed effect and spread, the seeds a sequential design is expected to spend in all,
+// from where the study stands (its judge run over simulated seeds at that effect and spread:
+// suite/stats/sequential_outlook.h), and both in
 // run-hours and wall time from the measured run times of the claim's cells.
 #include <optional>
 #include <string>
@@ -20,8 +21,8 @@ struct ClaimPlan {
   std::size_t seeds_done = 0;                   // paired seeds (or seeds) with values so far
   std::optional<double> effect;                 // (estimate − threshold) / sd, per seed
   std::optional<std::size_t> fixed_seeds;       // a fixed design's seeds for 80 % power
-  std::optional<double> sequential_seeds;       // the sequential design's expected seeds at the effect
-  std::optional<double> sequential_power;       // its chance of deciding by max
+  std::optional<double> sequential_seeds;       // the sequential design's expected seeds in all, from where it stands
+  std::optional<double> sequential_power;       // its chance of deciding toward the observed effect by max, from there
   std::optional<double> seconds_per_seed;       // the claim's cells' median run times, summed
   std::optional<double> fixed_run_hours, sequential_run_hours;   // still to spend
   int slots = 1;                                // runs at a time (MPI ranks / ranks per run) the study ran with
