@@ -370,6 +370,7 @@ std::string claim_evidence(const ClaimResult& r) {
       std::string s = "Δ = " + signed_in_unit(m, *r.estimate);
       if (r.interval) s += fmt::format(" [{}, {}] ({} t{})", signed_in_unit(m, r.interval->lo), signed_in_unit(m, r.interval->hi), pct, at_look);
       if (r.p_holm) s += ", p (Holm) = " + format_p(*r.p_holm);
+      if (r.estimate_adjusted) s += "; decided early: Δ adjusted for stopping = " + signed_in_unit(m, *r.estimate_adjusted);
       return s;
     }
     case ClaimKind::Ratio: {

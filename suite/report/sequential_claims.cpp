@@ -493,6 +493,30 @@ class SequentialJudge {
     }
   }
 
+  // Δ of a better / not-worse claim decided before the design's last look, adjusted for
+  // having stopped there: the drift median-unbiased given that look (suite/stats/
+  // group_sequential.h), in sd of Δ a seed, with the sd taken as known and each earlier look's
+  // boundary the |t| it had to reach (Student's t at its nominal level and df), back in Δ.
+  std::optional<double> adjusted_for_stopping(const ClaimResult& r) const {
+    const ClaimSpec& c = r.claim;
+    if ((c.kind != ClaimKind::Better && c.kind != ClaimKind::NotWorse) || !r.estimate || !r.sd || !(*r.sd > 0)) return std::nullopt;
+    std::vector<double> information, bounds;
+    for (const ClaimLook& l : r.looks)
+      if (l.z_boundary && l.n >= 2 && (information.empty() || static_cast<double>(l.n) > information.back())) {
+        information.push_back(static_cast<double>(l.n));
+        bounds.push_back(critical(1.0 - l.confidence, static_cast<double>(l.n) - 1));
+      }
+    if (information.empty() || r.looks.empty() || r.looks.back().seeds >= design_.max) return std::nullopt;  // decided at the last look
+    const double n = information.back();
+    const double threshold = paired_threshold(c, r.higher_is_better);
+    const double t = (*r.estimate - threshold) / (*r.sd / std::sqrt(n));
+    if (!std::isfinite(t)) return std::nullopt;
+    information.push_back(std::max(n + 1, static_cast<double>(design_.max)));  // a look after it: it stopped early
+    const double drift = stats::median_unbiased_drift(information, bounds, information.size() - 2, t);
+    if (!std::isfinite(drift)) return std::nullopt;
+    return threshold + drift * *r.sd;
+  }
+
   // Claim i's result: from the look that decided it, or the last that tested it.
   void finish_result(std::size_t i, std::size_t k, const WavePlan& plan) {
     const std::size_t K = looks_.size();
@@ -524,6 +548,7 @@ class SequentialJudge {
     if (s.rejected) {
       r.verdict = s.last_test->verdict;
       r.why = s.last_test->why;
+      r.estimate_adjusted = adjusted_for_stopping(r);
       return;
     }
     if (s.last_data && s.last_data->scratch.verdict == Verdict::NotTested && !have_test) {

@@ -200,6 +200,58 @@ SequentialCrossings sequential_crossings(const std::vector<double>& information,
   return out;
 }
 
+namespace {
+
+// Among the studies at `drift` that stop at look `stop` the way the observed one did (for
+// an earlier look than the last: crossing its upper boundary, z_observed ≥ z[stop]; at the
+// last: reaching it), the share with Z_stop ≥ z_observed. 0 where none stop so (a drift far
+// below: both shares underflow).
+double share_above_given_stop(const std::vector<double>& information, const std::vector<double>& z, std::size_t stop,
+                              double z_observed, double drift, double h) {
+  Continuation region;
+  double previous = 0;
+  for (std::size_t k = 0;; ++k) {
+    const Recursion look(k == 0 ? nullptr : &region, previous, information[k], drift, h);
+    if (k == stop) {
+      const bool last = stop + 1 == information.size();
+      const double way = look.crossings(last ? -kNeverCrossed : z[stop]).first;
+      if (!(way > 1e-300)) return 0.0;
+      return std::min(1.0, look.crossings(z_observed).first / way);
+    }
+    region = look.continuation(z[k]);
+    previous = information[k];
+  }
+}
+
+}  // namespace
+
+double median_unbiased_drift(const std::vector<double>& information, const std::vector<double>& z, std::size_t stop,
+                             double z_observed) {
+  LRB_CHECK(stop < information.size() && stop <= z.size(), "median_unbiased_drift: the stopping look must be a look");
+  LRB_CHECK(std::isfinite(z_observed), "median_unbiased_drift: needs a finite statistic");
+  for (std::size_t k = 0; k <= stop; ++k)
+    LRB_CHECK(information[k] > (k ? information[k - 1] : 0.0), "median_unbiased_drift: information must increase");
+  const bool last = stop + 1 == information.size();
+  // A crossing of the lower boundary is the mirror image of one of the upper (symmetric boundaries).
+  if (!last && z_observed < 0) return -median_unbiased_drift(information, z, stop, -z_observed);
+  const double h = node_spacing(std::vector<double>(information.begin(), information.begin() + static_cast<std::ptrdiff_t>(stop) + 1));
+  auto share = [&](double drift) { return share_above_given_stop(information, z, stop, z_observed, drift, h); };
+  // Increasing in the drift: bracket the root below the estimate read at the stop, then bisect.
+  const double read = z_observed / std::sqrt(information[stop]);
+  const double step = 1.0 / std::sqrt(information[0]);
+  double lo = read - step, hi = read + step;
+  for (int i = 0; i < 40 && share(lo) > 0.5; ++i) lo -= step * (1 << std::min(i, 16));
+  for (int i = 0; i < 40 && share(hi) < 0.5; ++i) hi += step * (1 << std::min(i, 16));
+  // No drift puts half above: the outcome is too far beyond what stopping there allows for
+  // the recursion to say (its probability underflows on the way).
+  if (!(share(lo) <= 0.5 && share(hi) >= 0.5)) return std::nan("");
+  for (int it = 0; it < 100 && hi - lo > 1e-7 * std::max(1.0, std::fabs(read)); ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (share(mid) < 0.5 ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
 double t_critical_two_sided(double level, double df) {
   LRB_CHECK(level > 0 && level < 1, "t_critical_two_sided: level must lie in (0, 1)");
   LRB_CHECK(df > 0, "t_critical_two_sided: needs df > 0");

@@ -65,6 +65,19 @@ struct SequentialCrossings {
 SequentialCrossings sequential_crossings(const std::vector<double>& information, const std::vector<double>& z,
                                          double drift);
 
+// The estimate of a study's drift that is median-unbiased given the look it stopped at
+// (`stop`, 0-based), with statistic z_observed there, the looks before it having had
+// boundaries |z| (drift and information as for sequential_crossings). A claim decided early
+// was decided because its noise ran with the effect, so the estimate read at its deciding
+// look is too large (at a true 0.3 sd a seed, four looks of 5 seeds: about 2.5 times). This
+// is the drift at which, among the studies that stop at that look the same way (by crossing
+// on the same side; at the last look: by reaching it), half read a larger Z: the
+// conditional median-unbiased estimate (Jennison & Turnbull 2000, §8.5; Troendle & Yu 1999).
+// NaN where no drift can be found (an outcome so far beyond the boundary that the
+// probabilities underflow).
+double median_unbiased_drift(const std::vector<double>& information, const std::vector<double>& z, std::size_t stop,
+                             double z_observed);
+
 // The critical |t| of a two-sided level p on df degrees of freedom, for levels far below
 // what 1 − p can hold in a double (p = 1e-20 gives a finite value).
 double t_critical_two_sided(double level, double df);

@@ -238,7 +238,15 @@ TEST(SequentialClaims, AClaimDecidedStopsItsCellsAndTheRestGoOnToMax) {
   EXPECT_EQ(a_b.verdict, Verdict::Supported);
   EXPECT_LT(a_b.looks.size(), 8u) << "a 5-sd effect is decided before max";
   EXPECT_EQ(a_b.stopped.rfind("decided at look", 0), 0u) << a_b.stopped;
+  // Decided early, its Δ is also given adjusted for stopping (StatsMedianUnbiased checks the
+  // adjustment), and said so. Here the deciding look's t (16.9) lies far beyond the |t| it had
+  // to reach (about 7): stopping there selected nothing, and the two agree.
+  ASSERT_TRUE(a_b.estimate_adjusted.has_value());
+  EXPECT_NEAR(*a_b.estimate_adjusted, *a_b.estimate, 1e-3 * *a_b.estimate);
+  EXPECT_GT(*a_b.estimate_adjusted, 0.0);
+  EXPECT_NE(claim_evidence(a_b).find("decided early: Δ adjusted for stopping = +"), std::string::npos) << claim_evidence(a_b);
   const ClaimResult& b_c = j.claims[2];
+  EXPECT_FALSE(b_c.estimate_adjusted.has_value()) << "undecided: nothing to adjust";
   EXPECT_EQ(b_c.verdict, Verdict::Inconclusive);
   EXPECT_EQ(b_c.looks.size(), 8u);
   EXPECT_EQ(b_c.stopped, "reached max (24 seeds) undecided");
