@@ -29,7 +29,7 @@ table.lrb caption{text-align:left;font-weight:600;padding:0.3em 0}
 table.lrb th,table.lrb td{padding:0.25em 0.7em;border-bottom:1px solid #ddd;white-space:nowrap}
 table.lrb thead th{border-bottom:2px solid #444;text-align:left}
 table.lrb td.num,table.lrb th.num{text-align:right;font-variant-numeric:tabular-nums}
-td.long{white-space:normal;min-width:14em;max-width:30em}
+table.lrb td.long{white-space:normal;overflow-wrap:anywhere;min-width:14em;max-width:30em}
 td.best{font-weight:700}td.alert{color:#b00020;font-weight:600}
 sup.sig{color:#b05000}sup.caution{color:#666}
 ul.notes{font-size:0.85em;color:#444;margin-top:0.2em}
@@ -140,7 +140,11 @@ if(b.width>0&&b.height>0&&s.querySelectorAll('path,use,text').length>0)ok++;}
 document.body.setAttribute('data-plots',String(f.length));document.body.setAttribute('data-plots-rendered',String(ok));
 var v=document.querySelectorAll('td.verdict'),seen=0;
 for(var j=0;j<v.length;j++){var r=v[j].getBoundingClientRect();if(r.width>0&&r.right<=window.innerWidth)seen++;}
-document.body.setAttribute('data-verdicts',String(v.length));document.body.setAttribute('data-verdicts-visible',String(seen));})();
+document.body.setAttribute('data-verdicts',String(v.length));document.body.setAttribute('data-verdicts-visible',String(seen));
+var c=document.querySelectorAll('table.lrb td'),over=0,first='';
+for(var k=0;k<c.length;k++){var g=document.createRange();g.selectNodeContents(c[k]);var t=g.getBoundingClientRect(),d=c[k].getBoundingClientRect();
+if(t.width>0&&(t.right>d.right+0.5||t.left<d.left-0.5)){over++;if(!first)first=c[k].textContent;}}
+document.body.setAttribute('data-cells-overflowing',String(over));if(first)document.body.setAttribute('data-overflow-first',first);})();
 )";
 
 // What the page's rows open to, from the report's data: each cell's values by seed with its

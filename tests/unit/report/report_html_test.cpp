@@ -188,6 +188,11 @@ TEST(ReportHtmlCommand, OpensInHeadlessChromiumWithTablesAndEveryPlot) {
   EXPECT_EQ(std::stoi(m[1]), 1);
   ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-verdicts-visible=\"(\\d+)\"")));
   EXPECT_EQ(std::stoi(m[1]), 1) << "the verdict is off-screen at 1,400 pixels";
+  // No cell's text runs out of its cell (over the next column's): long cells wrap.
+  ASSERT_TRUE(std::regex_search(dom, m, std::regex("data-cells-overflowing=\"(\\d+)\"")));
+  std::smatch first;
+  std::regex_search(dom, first, std::regex("data-overflow-first=\"([^\"]*)\""));
+  EXPECT_EQ(std::stoi(m[1]), 0) << "the first: " << (first.empty() ? std::string() : first[1].str());
 }
 
 // The page as a reader uses it, driven through its own controls by
