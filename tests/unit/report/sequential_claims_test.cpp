@@ -17,9 +17,10 @@ using json = nlohmann::json;
 
 // ---------------------------------------------------------------------------------------
 // The simulation: under the null (the true paired difference exactly at the claim's
-// threshold), the rate of "supported" stays at most α = 0.05 (its Clopper–Pearson interval
-// reaches down to α or below) for normal and heavy-tailed differences with looks from 2
-// seeds on; the naive rule on the same studies does not. tests/bench/sequential_sim.sh runs
+// threshold), the rate of "supported", one side of a two-sided α = 0.05, stays at most α/2
+// (its Clopper–Pearson interval reaches down to 0.025 or below: a rate twice that fails) for
+// normal and heavy-tailed differences with looks from 2 seeds on, and both sides together at
+// most α; the naive rule on the same studies does not. tests/bench/sequential_sim.sh runs
 // the large version (10,000 studies and more per row) whose tables are in docs/sequential-studies.md (and the README).
 
 struct NullCase {
@@ -36,7 +37,8 @@ TEST_P(SequentialClaimsNull, FalseSupportedRateStaysWithinAlphaAndTheNaiveRuleEx
   const test::SimCounts naive = test::simulate_claim(test::Rule::NaiveRepeated, design, GetParam().kind, 0.0, studies, GetParam().seed);
   const auto [seq_lo, seq_hi] = test::clopper_pearson(seq.supported, seq.studies);
   const auto [naive_lo, naive_hi] = test::clopper_pearson(naive.supported, naive.studies);
-  EXPECT_LE(seq_lo, 0.05) << "sequential: " << seq.supported << " of " << seq.studies << " supported [" << seq_lo << ", " << seq_hi << "]";
+  EXPECT_LE(seq_lo, 0.025) << "sequential: " << seq.supported << " of " << seq.studies << " supported [" << seq_lo << ", " << seq_hi
+                            << "]";
   EXPECT_GT(naive_lo, 0.05) << "naive: " << naive.supported << " of " << naive.studies << " supported [" << naive_lo << ", "
                             << naive_hi << "]";
   // Two-sided: refuted at about the same rate, the total within α too.
