@@ -60,12 +60,9 @@ void print_cuda() {
   }
 }
 
-int doctor() {
-  // A small product makes LibTorch load its BLAS, so the report names the real library.
-  (void)at::mm(at::ones({64, 64}), at::ones({64, 64})).sum().item<float>();
+// The BLAS LibTorch loaded, its kernels and who chose them; returns the warnings printed.
+int print_blas() {
   int warnings = 0;
-  fmt::print("lrbench      {} (git {}{})\n", lrbench_version(), git_revision(), git_dirty() ? ", dirty" : "");
-  fmt::print("LibTorch     {}\n", TORCH_VERSION);
   const BlasInfo blas = loaded_blas();
   fmt::print("BLAS         {}{}\n", blas.library, blas.config.empty() ? "" : " (" + blas.config + ")");
   const bool chosen_by_lrbench = blas.choice.rfind("auto:", 0) == 0;
@@ -97,6 +94,26 @@ int doctor() {
                "           Install libopenblas0-openmp (scripts/setup.sh does) or select it with\n"
                "           update-alternatives --config libblas.so.3-x86_64-linux-gnu\n");
   }
+  return warnings;
+}
+
+void print_matmul_peaks() {
+  // What runs' utilisation is measured against: one thread, and every core a rank alone gets.
+  for (const int threads : std::set<int>{1, available_cores()}) {
+    const MatmulPeak peak = matmul_peak(at::Device(at::kCPU), threads, user_cache_folder());
+    fmt::print("matmul peak  {:.1f} GFLOP/s, {} ({})\n", peak.flops_per_s / 1e9, peak.what, peak.source);
+    if (!peak.suspect.empty())
+      fmt::print("             suspect: {}; measured again after 10 minutes (sooner: delete the cache file)\n", peak.suspect);
+  }
+}
+
+int doctor() {
+  // A small product makes LibTorch load its BLAS, so the report names the real library.
+  (void)at::mm(at::ones({64, 64}), at::ones({64, 64})).sum().item<float>();
+  int warnings = 0;
+  fmt::print("lrbench      {} (git {}{})\n", lrbench_version(), git_revision(), git_dirty() ? ", dirty" : "");
+  fmt::print("LibTorch     {}\n", TORCH_VERSION);
+  warnings += print_blas();
   fmt::print("CPU          {}\n", cpu_info().text());
   fmt::print("threads      intra-op {} (default; lrbench sets it per rank), inter-op {}, cores available {} ({} physical: "
              "`lrbench run --ranks auto` starts up to that many ranks)\n",
@@ -108,13 +125,7 @@ int doctor() {
              thp == "never" ? " (4 KiB pages only: training steps run a few % slower; docs/benchmarks.md, \"Huge pages for "
                               "training\")"
                             : "");
-  // What runs' utilisation is measured against: one thread, and every core a rank alone gets.
-  for (const int threads : std::set<int>{1, available_cores()}) {
-    const MatmulPeak peak = matmul_peak(at::Device(at::kCPU), threads, user_cache_folder());
-    fmt::print("matmul peak  {:.1f} GFLOP/s, {} ({})\n", peak.flops_per_s / 1e9, peak.what, peak.source);
-    if (!peak.suspect.empty())
-      fmt::print("             suspect: {}; measured again after 10 minutes (sooner: delete the cache file)\n", peak.suspect);
-  }
+  print_matmul_peaks();
   if (const Bf16Support bf16 = bf16_support(at::Device(at::kCPU)); bf16.native)
     fmt::print("bf16         native on this CPU ({}): precision = \"bf16\" runs here\n", bf16.how);
   else

@@ -78,6 +78,16 @@ SourceLocation key_location(const toml::table& t, const std::string& key, const 
   return location_of(t, file);
 }
 
+// A [sweep] wall time such as "3h" (sequential_design.h parse_budget), in seconds.
+double duration_seconds(const toml::node& node, const SourceLocation& at, const std::string& key, const std::string& examples) {
+  const auto text = node.as_string();
+  if (!text) throw UserError(at, "in [sweep], '" + key + "' must be a string such as " + examples);
+  std::string problem;
+  const auto seconds = parse_budget(text->get(), problem);
+  if (!seconds) throw UserError(at, "in [sweep], '" + key + "' " + problem);
+  return *seconds;
+}
+
 void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec& spec) {
   const OptionSchema& schema = sweep_schema();
   const std::string section = "[sweep]";
@@ -111,19 +121,10 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
                              "design ({ first = 5, step = 5, max = 60 })");
       }
     } else if (key == "budget") {
-      auto text = node.as_string();
-      if (!text) throw UserError(vat, "in [sweep], 'budget' must be a string such as \"3h\" or \"90m\"");
-      std::string problem;
-      spec.sweep.budget_seconds = parse_budget(text->get(), problem);
-      if (!spec.sweep.budget_seconds) throw UserError(vat, "in [sweep], 'budget' " + problem);
+      spec.sweep.budget_seconds = duration_seconds(node, vat, "budget", "\"3h\" or \"90m\"");
       spec.sweep.budget_at = vat;
     } else if (key == "step_time_limit") {
-      auto text = node.as_string();
-      if (!text) throw UserError(vat, "in [sweep], 'step_time_limit' must be a string such as \"10m\" or \"90s\"");
-      std::string problem;
-      const auto limit = parse_budget(text->get(), problem);
-      if (!limit) throw UserError(vat, "in [sweep], 'step_time_limit' " + problem);
-      spec.sweep.step_time_limit = *limit;
+      spec.sweep.step_time_limit = duration_seconds(node, vat, "step_time_limit", "\"10m\" or \"90s\"");
     } else if (key == "threads") {
       if (auto s = node.as_string()) {
         if (s->get() != "auto")
