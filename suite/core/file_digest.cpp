@@ -52,8 +52,8 @@ std::optional<Header> parse_header(std::string_view block) {
   return h;
 }
 
-std::string header_text(std::string_view body) {
-  return std::string(kMagic) + "sha256 " + sha256_hex(body) + "\nbytes " + std::to_string(body.size()) + "\n";
+std::string header_text(const std::string& sha256, std::uint64_t body_bytes) {
+  return std::string(kMagic) + "sha256 " + sha256 + "\nbytes " + std::to_string(body_bytes) + "\n";
 }
 
 const std::string kNoDigest =
@@ -74,13 +74,52 @@ const std::string kMismatch =
 
 void seal_digest(char* bytes, std::size_t size) {
   LRB_CHECK(size >= kDigestBlockBytes, "a sealed file reserves its digest block");
-  const std::string header = header_text(std::string_view(bytes + kDigestBlockBytes, size - kDigestBlockBytes));
+  const std::string_view body(bytes + kDigestBlockBytes, size - kDigestBlockBytes);
+  const std::string header = header_text(sha256_hex(body), body.size());
   LRB_CHECK(header.size() < kDigestBlockBytes, "the digest header fits its block");
   std::memset(bytes, 0, kDigestBlockBytes);
   std::memcpy(bytes, header.data(), header.size());
 }
 
 void seal_digest(std::string& bytes) { seal_digest(bytes.data(), bytes.size()); }
+
+void seal_file_digest(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) throw EnvironmentError("cannot open " + path.string() + " to seal its digest: " + std::strerror(errno));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  const auto fail = [&](const std::string& what) {
+    throw EnvironmentError(what + " " + path.string() + " failed: " + std::strerror(errno));
+  };
+  Sha256 sha;
+  std::uint64_t body = 0;
+  const std::unique_ptr<char[]> storage(new char[1 << 20]);
+  while (true) {
+    const ssize_t n = ::pread(fd, storage.get(), 1 << 20, static_cast<off_t>(kDigestBlockBytes + body));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("reading back");
+    if (n == 0) break;
+    sha.update(std::string_view(storage.get(), static_cast<std::size_t>(n)));
+    body += static_cast<std::uint64_t>(n);
+  }
+  const std::string header = header_text(sha.hex(), body);
+  LRB_CHECK(header.size() < kDigestBlockBytes, "the digest header fits its block");
+  std::string block(kDigestBlockBytes, '\0');
+  std::memcpy(block.data(), header.data(), header.size());
+  std::size_t done = 0;
+  while (done < block.size()) {
+    const ssize_t n = ::pwrite(fd, block.data() + done, block.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = ENOSPC;
+      fail("writing the digest of");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) fail("fsync of");
+}
 
 std::string sealed_bytes_problem(std::string_view bytes) {
   if (bytes.empty()) return "cannot open: empty file";

@@ -26,6 +26,11 @@ inline constexpr std::size_t kDigestBlockBytes = 512;
 // caller reserved the block (an HDF5 user block, or zeros in front of another format).
 void seal_digest(std::string& bytes);
 void seal_digest(char* bytes, std::size_t size);  // the same, in place in a buffer
+// The same for a file already written (sweep.h5, streamed to disk as it is built): reads
+// its body in blocks, writes the header over its first block and fsyncs it. Memory stays at
+// one block whatever the file's size. EnvironmentError naming the file and the system's
+// reason (a full disk) when it cannot; never follows a symbolic link.
+void seal_file_digest(const std::filesystem::path& path);
 
 // Why a sealed file (or its bytes) cannot be trusted, or "" when the digest matches. Reads
 // the file in blocks; never parses the body.

@@ -1,4 +1,5 @@
 #include "suite/hdf5/h5.h"
+#include "suite/hdf5/streamed_file.h"
 
 #include <unistd.h>
 
@@ -282,6 +283,44 @@ void publish_memory_file(MemoryFile& file, const std::filesystem::path& final_pa
   const auto [data, size] = file.close_in_place();
   seal_digest(data, size);
   write_file_atomic(final_path, std::string_view(data, size));
+}
+
+// HDF5 closes every file still open when the process exits (H5_term_library, registered
+// with atexit at its first call). A file whose close failed on a full disk stays half torn
+// down inside the library, and that last close then crashes the process after it has said
+// why it failed. lrbench closes each file it writes itself and never relies on the exit's:
+// told before HDF5's first call (a static initialiser: HDF5 starts lazily), it registers none.
+[[maybe_unused]] const herr_t kNoCloseAtExit = H5dont_atexit();
+
+// ---- streamed files (suite/hdf5/streamed_file.h) ------------------------------------
+
+StreamedFile::StreamedFile(const std::filesystem::path& final_path)
+    : final_path_(final_path), temp_path_(temp_path_for(final_path)) {
+  silence_error_printing();
+  const std::string file = final_path.string();
+  // A file of this process's temporary name left by a dead process of the same pid goes;
+  // H5F_ACC_EXCL has HDF5 create it with O_EXCL, so anything placed there meanwhile (a
+  // symbolic link) makes the create fail rather than be written through.
+  ::unlink(temp_path_.c_str());
+  Plist fapl = file_access(file, true);
+  Plist fcpl = make_plist(H5P_FILE_CREATE, file);
+  check(H5Pset_userblock(fcpl.id(), kDigestBlockBytes), "H5Pset_userblock", file);
+  keep_links_compact(fcpl, file);  // the root group's
+  file_ = File(check_id(H5Fcreate(temp_path_.c_str(), H5F_ACC_EXCL, fcpl.id(), fapl.id()), "H5Fcreate", file), file);
+}
+
+StreamedFile::~StreamedFile() {
+  if (published_) return;
+  file_.reset();
+  ::unlink(temp_path_.c_str());  // nothing half-written stays behind
+}
+
+void StreamedFile::publish() {
+  LRB_CHECK(file_ && !published_, "a streamed file is published once");
+  file_.close();  // HDF5 flushes its metadata here: a full disk fails here at the latest
+  seal_file_digest(temp_path_);
+  publish_file(temp_path_, final_path_);
+  published_ = true;
 }
 
 // ---- groups and links ----------------------------------------------------------------

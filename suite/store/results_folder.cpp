@@ -18,6 +18,7 @@
 #include "suite/core/process_info.h"
 #include "suite/core/version.h"
 #include "suite/hdf5/h5.h"
+#include "suite/hdf5/streamed_file.h"
 #include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
 #include "suite/store/sweep_manifest.h"
@@ -194,10 +195,11 @@ MergeSummary merge_results(const fs::path& dir) {
                     " does not exist; give the folder passed to `lrbench run --out`");
   MergeSummary summary;
   const fs::path final_path = ResultsLayout(dir).merged();
-  // Built in memory and written with its whole-file digest in one atomic publish: a full
-  // disk fails that write cleanly and leaves no temporary file.
-  h5::MemoryFile file(final_path);
-  {
+  try {
+    // Streamed to disk as it is built, then sealed with its whole-file digest and renamed
+    // into place: memory stays bounded at any number of runs, and a full disk fails the
+    // merge cleanly, leaving no temporary file and any earlier sweep.h5 as it was.
+    h5::StreamedFile file(final_path);
     h5::Group root = h5::open_group(file.file(), "/");
     h5::write_int_attribute(root, "schema_version", kSweepFileVersion);
     h5::write_string_attribute(root, "lrbench_version", lrbench_version());
@@ -225,8 +227,19 @@ MergeSummary merge_results(const fs::path& dir) {
     write_text_dataset(root, "index", index.dump());
     h5::write_int_attribute(root, "complete", 1);  // last
     root.close();
+    file.publish();
+  } catch (const h5::Error& e) {
+    // HDF5 reports a full disk as a failed write or flush, deep in a long stack: the
+    // machine's problem, said in the system's words.
+    const std::string& stack = e.stack();
+    const auto said = stack.find("error message = '");
+    const std::string reason = said == std::string::npos
+                                   ? std::string(e.what())
+                                   : stack.substr(said + 17, stack.find('\'', said + 17) - (said + 17));
+    throw EnvironmentError("cannot write " + final_path.string() + " (HDF5 " + e.operation() + "): " + reason +
+                           "; free space (or lift the file size limit) and run `lrbench merge " + dir.string() +
+                           "` again");
   }
-  h5::publish_memory_file(file, final_path);
   return summary;
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <random>
 #include <thread>
 
 #include "suite/core/exit_codes.h"
@@ -19,6 +20,7 @@
 #include "suite/hdf5/h5.h"
 #include "suite/store/run_file.h"
 #include "tests/support/damage.h"
+#include "tests/support/report_runs.h"
 #include "tests/support/results.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/sweeps.h"
@@ -313,6 +315,41 @@ TEST(SlowHardening, AFullDiskFailsWithExitOneAndLeavesNothingHalfWritten) {
   EXPECT_EQ(report.code, kExitInternal) << report.output;
   EXPECT_FALSE(fs::exists(t / "r.md"));
   EXPECT_TRUE(temporaries_in(t.path()).empty());
+}
+
+// sweep.h5 is streamed to disk as it is built: merge's peak memory stays far below the
+// file it writes (built in memory it was at least the file's size, about 4 GB at 100,000
+// runs), and what it writes is every run's bytes, sealed.
+TEST(SlowHardening, MergeWritesTheSweepFileInBoundedMemory) {
+  if (!fs::exists("/usr/bin/time")) GTEST_SKIP() << "GNU time measures peak memory (scripts/setup.sh installs it)";
+  TempDir t;
+  std::mt19937_64 noise(7);
+  std::uniform_real_distribution<double> value(0.0, 1.0);
+  std::vector<RunRecord> runs;
+  for (int seed = 0; seed < 800; ++seed) {
+    test::RunDraft d;
+    d.seed = seed;
+    d.metrics = {{"accuracy", value(noise)}};
+    RunRecord r = test::make_run(d);
+    std::vector<double> curve(32768);  // 256 KiB of values no filter shrinks
+    for (double& v : curve) v = value(noise);
+    r.curves["train_loss"] = std::move(curve);
+    runs.push_back(std::move(r));
+  }
+  test::write_runs(t / "out", runs);
+  runs.clear();
+  const auto merge = test::run({"/usr/bin/time", "-f", "peak_kib %M", test::lrbench(), "merge", (t / "out").string()});
+  ASSERT_EQ(merge.code, kExitDone) << merge.output;
+  EXPECT_NE(merge.output.find("800 run(s), 0 bad file(s)"), std::string::npos) << merge.output;
+  const auto at = merge.output.rfind("peak_kib ");
+  ASSERT_NE(at, std::string::npos) << merge.output;
+  const double peak_mib = std::stod(merge.output.substr(at + 9)) / 1024.0;
+  const fs::path sweep = t / "out" / "sweep.h5";
+  const double file_mib = static_cast<double>(fs::file_size(sweep)) / (1 << 20);
+  ASSERT_GT(file_mib, 200.0);
+  EXPECT_LT(peak_mib, file_mib / 2) << "merge's peak memory " << peak_mib << " MiB for a sweep.h5 of " << file_mib << " MiB";
+  EXPECT_EQ(digest_problem(sweep), "");
+  EXPECT_TRUE(temporaries_in(t / "out").empty());
 }
 
 TEST(SlowHardening, APeriodicCheckpointThatDoesNotFitIsSaidOnceAndTheRunCompletes) {

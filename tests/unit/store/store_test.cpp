@@ -20,6 +20,7 @@
 #include "suite/config/run_spec.h"
 #include "suite/contracts/figures.h"
 #include "suite/core/errors.h"
+#include "suite/core/file_digest.h"
 #include "suite/core/files.h"
 #include "suite/core/process_info.h"
 #include "suite/hdf5/h5.h"
@@ -509,6 +510,24 @@ TEST_F(StoreTest, MergeThenReadSweepFile) {
   sweep = load_results(dir_);
   ASSERT_EQ(sweep.runs.size(), good.size());
   expect_same(good[1], sweep.runs[1]);
+}
+
+// sweep.h5 is written to disk as it is built, under this process's temporary name: a
+// symbolic link found at that name (left, or planted) is removed, never written through,
+// and an earlier sweep.h5 stays whole until the new one is renamed over it.
+TEST_F(StoreTest, MergeNeverWritesThroughALinkAtItsTemporaryName) {
+  const RunRecord r = make_record("streamed");
+  write(r);
+  const fs::path elsewhere = dir_.parent_path() / (dir_.filename().string() + "-elsewhere");
+  std::ofstream(elsewhere) << "not lrbench's";
+  const fs::path merged = ResultsLayout(dir_).merged();
+  fs::create_symlink(elsewhere, temp_path_for(merged));
+  merge_results(dir_);
+  EXPECT_EQ(read_file(elsewhere), "not lrbench's");
+  EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"runs", "sweep.h5"}));
+  EXPECT_EQ(digest_problem(merged), "");
+  ASSERT_EQ(read_sweep_file(merged).runs.size(), 1u);
+  fs::remove(elsewhere);
 }
 
 TEST_F(StoreTest, CorruptRunInSweepFileIsNamed) {
