@@ -43,6 +43,10 @@ void add_report_args(CLI::App* cmd, ReportArgs& a, bool with_baseline) {
   cmd->add_option("--alpha", a.alpha, "significance level for marks and tie groups (default 0.05)")->check(CLI::Range(1e-6, 0.5));
   cmd->add_option("--resamples", a.resamples, "bootstrap resamples (default 10000)")->check(CLI::Range(100, 10000000));
   cmd->add_option("--bootstrap-seed", a.seed, "seed of the bootstrap resampling (recorded in every report)");
+  add_output_args(cmd, a);
+}
+
+void add_output_args(CLI::App* cmd, ReportArgs& a) {
   const std::vector<std::string> formats = report_formats();
   std::string listed;
   for (std::size_t i = 0; i < formats.size(); ++i)

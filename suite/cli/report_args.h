@@ -31,6 +31,8 @@ struct ReportArgs {
 };
 
 void add_report_args(CLI::App* cmd, ReportArgs& args, bool with_baseline);
+// --format and -o only (add_report_args adds them too), for commands with tables of their own.
+void add_output_args(CLI::App* cmd, ReportArgs& args);
 
 // Where a report goes and in which format, checked before any result is read: -o's name
 // against --format, and the file itself (suite/store/output_paths.h: never a results

@@ -34,7 +34,7 @@ const std::vector<std::string>& csv_columns() {
                           "cost", "cost_mean", "cost_ci95_lo", "cost_ci95_hi", "cost_exact", "on_front", "dominated_by", "delta",
                           "delta_ci95_lo", "delta_ci95_hi", "cost_ratio", "cost_ratio_ci95_lo", "cost_ratio_ci95_hi", "clear", "runs",
                           "reached", "share", "share_ci95_lo", "share_ci95_hi", "median_steps", "median_flops", "median_seconds",
-                          "median", "tau", "rho"})
+                          "median", "tau", "rho", "before", "after", "margin", "margin_relative", "p_equivalence"})
       c.push_back(s);
     return c;
   }();
@@ -128,6 +128,29 @@ void cost_to_target_rows(const json& d, const std::function<void(const Row&)>& e
       emit(Row{{"kind", "profile"}, {"entrant", m["entrant"]}, {"cost", (*c)["cost"]}, {"tau", p["taus"][k]}, {"rho", m["rho"][k]}});
 }
 
+// `lrbench compare`: one row per cell and figure, per provenance difference, per run found
+// on one side only.
+void compare_rows(const json& d, const std::function<void(const Row&)>& emit) {
+  if (d.value("kind", std::string()) != "compare") return;
+  for (const auto& c : d["changes"]) {
+    Row r{{"kind", "change"},           {"task", c["task"]},       {"entrant", c["entrant"]},     {"setting", c["setting"]},
+          {"figure", c["figure"]},      {"claim_kind", c["kind"]}, {"n", c["pairs"]},             {"before", c["before_mean"]},
+          {"after", c["after_mean"]},   {"estimate", c["estimate"]}, {"p_ttest", c["p_change"]},  {"p_holm", c["p_holm"]},
+          {"p_equivalence", c["p_equivalence"]}, {"verdict", c["change"]}, {"reason", c["why"]},
+          {"confidence", 1 - d["alpha"].get<double>()}};
+    if (c["margin"].is_object()) {
+      r["margin"] = c["margin"]["value"];
+      r["margin_relative"] = c["margin"]["relative"];
+    }
+    put_interval(r, "interval", c["interval"]);
+    emit(r);
+  }
+  for (const auto& p : d["provenance"])
+    emit(Row{{"kind", "provenance"}, {"figure", p["what"]}, {"before", p["before"]}, {"after", p["after"]}});
+  for (const char* side : {"only_before", "only_after"})
+    for (const auto& run : d[side]) emit(Row{{"kind", side}, {"run", run}});
+}
+
 class CsvSink final : public ReportSink {
  public:
   void write(const Report& report, std::ostream& out) override {
@@ -193,6 +216,7 @@ class CsvSink final : public ReportSink {
       }
     cost_rows(d, emit);
     cost_to_target_rows(d, emit);
+    compare_rows(d, emit);
     for (const auto& w : d.value("warnings", json::array())) emit(Row{{"kind", "warning"}, {"reason", w}});
   }
 };

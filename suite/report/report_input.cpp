@@ -13,6 +13,7 @@
 #include "suite/core/errors.h"
 #include "suite/core/files.h"
 #include "suite/core/text.h"
+#include "suite/report/run_provenance.h"
 #include "suite/store/results_index.h"
 #include "suite/store/study_log.h"
 #include "suite/store/sweep_manifest.h"
@@ -64,11 +65,6 @@ std::string strangers_note(const std::string& folder, const ResultsScan& scan, c
          "' its sweep.json lists (another sweep, or an earlier version of this one), and are shown with it";
 }
 
-// The provenance that can make the same run give other numbers: the code, the libraries and
-// the BLAS kernels, the processor, the threads.
-const char* const kResultProvenance[] = {"git_revision", "lrbench_version", "torch_version", "blas", "blas_core",
-                                         "openblas_coretype", "threads", "mpi_library", "hdf5_version", "cpu"};
-
 // The figures (and the status) in which two runs of the same key differ; NaN equals NaN.
 std::vector<std::string> differing_figures(const RunRecord& a, const RunRecord& b) {
   std::vector<std::string> out;
@@ -81,13 +77,6 @@ std::vector<std::string> differing_figures(const RunRecord& a, const RunRecord& 
   for (const auto& [name, v] : b.metrics)
     if (!a.metrics.count(name)) out.push_back(name);
   return out;
-}
-
-std::string provenance_text(const nlohmann::json& p, const char* key) {
-  if (!p.is_object() || !p.contains(key)) return "(none)";
-  const nlohmann::json& v = p.at(key);
-  if (std::string(key) == "cpu" && v.is_object()) return v.value("model_name", std::string("?"));
-  return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
 // The runs of one folder also found in an earlier one: said in one note, never one per run.
@@ -106,7 +95,7 @@ void tally_duplicate(Duplicates& d, const RunRecord& kept, const RunRecord& agai
   if (figures.empty()) return;
   ++d.differing;
   for (const auto& f : figures) ++d.figures[f];
-  for (const char* key : kResultProvenance)
+  for (const std::string& key : result_provenance_keys())
     if (provenance_text(kept.provenance, key) != provenance_text(again.provenance, key)) d.provenance.insert(key);
   if (!d.example.empty()) return;
   const std::string& f = figures.front();
