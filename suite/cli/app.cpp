@@ -27,10 +27,11 @@ int cli_main(int argc, char** argv) {
   app.add_flag("--version", version, "print the version, git revision and dirty flag");
   CommandResult result;
   for (auto setup : command_setups()) setup(app, result);
-  // Only `run` checkpoints on a stop signal; every other command gets the default actions
-  // back (and a signal that came during start-up takes effect now).
+  // Only `run` checkpoints on a stop signal, and `ab`, which asks its runs to; every other
+  // command gets the default actions back (and a signal that came during start-up takes
+  // effect now).
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
-    if (sub->get_name() != "run") sub->preparse_callback([](std::size_t) { release_stop_handlers(); });
+    if (sub->get_name() != "run" && sub->get_name() != "ab") sub->preparse_callback([](std::size_t) { release_stop_handlers(); });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -59,6 +59,7 @@ std::vector<std::string> mpirun_args(const SweepRunOptions& o, const LaunchArgs&
   if (!o.data_cache.empty()) a.insert(a.end(), {"--data-cache", o.data_cache});
   if (o.retry_failed) a.push_back("--retry-failed");
   if (!l.shard.empty()) a.insert(a.end(), {"--shard", l.shard});
+  for (const std::string& key : o.only) a.insert(a.end(), {"--only", key});
   return a;
 }
 
@@ -84,6 +85,10 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--shard", launch->shard,
                   "run only shard I of N (I/N, by run key): the N shards together hold every run once; "
                   "each task of a Slurm job array runs one");
+  cmd->add_option("--only", opts->only,
+                  "run only these runs (run keys as `lrbench validate` lists them, or their first 8 or more digits; "
+                  "repeatable, or comma-separated) of a fixed design")
+      ->delimiter(',');
   CLI::Option* ranks_option = cmd->add_option("--ranks", launch->ranks_text,
                   "start N ranks with mpirun and stay their parent: SIGTERM, SIGINT or SIGUSR1 to this process "
                   "checkpoints every rank and exits 3 (mpirun itself exits 1 on SIGTERM); \"auto\": one rank per core "

@@ -34,11 +34,12 @@
 // how a user's own value wins: suite/core/heap_tunables.h.
 using lrb::back_heap_with_huge_pages;
 
-// report, leaderboard, plan, index, merge, export and compare; status but with --spec (its sweep file is expanded
+// report, leaderboard, plan, index, merge, export, compare and ab (which starts the builds
+// it compares as programs of their own); status but with --spec (its sweep file is expanded
 // with the models' option schemas, which are lrbench-core's). The commands lrbench-results
 // is built with (CMakeLists.txt): a command added there is added here.
 static bool is_results_command(char** argv) {
-  static const char* const results_commands[] = {"report", "leaderboard", "plan", "index", "merge", "export", "compare"};
+  static const char* const results_commands[] = {"report", "leaderboard", "plan", "index", "merge", "export", "compare", "ab"};
   for (const char* command : results_commands)
     if (strcmp(argv[1], command) == 0) return true;
   if (strcmp(argv[1], "status") != 0) return false;

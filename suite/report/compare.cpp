@@ -65,13 +65,13 @@ std::string margin_text(const CompareMargin& m, const std::string& figure) {
 
 // Where each run of a side sits: its cell's task, entrant and setting.
 struct CellName {
-  std::string task, entrant, setting;
+  std::string task, entrant, setting;  // setting: what varies besides the model (seq_len, lr)
 };
 
 std::unordered_map<std::string, CellName> cell_names(const std::vector<RunRecord>& runs) {
   std::unordered_map<std::string, CellName> out;
   for (const Cell& c : group_cells(runs, "")) {
-    const CellName name{c.task, c.entrant, c.setting_label()};
+    const CellName name{c.task, c.entrant, c.condition_label};  // the entrant names the model's options
     for (const std::string& k : c.run_keys) out.emplace(k, name);
     for (const RunProblem& p : c.problems) out.emplace(p.run, name);
   }

@@ -11,6 +11,7 @@
 #include "suite/core/environment.h"
 #include "suite/core/errors.h"
 #include "suite/store/results_layout.h"
+#include "suite/sweep/run_selection.h"
 
 namespace lrb {
 
@@ -38,9 +39,9 @@ RankLayout auto_rank_layout_for(const SweepRunOptions& options) {
   const ExpandedSweep ex = expand_sweep(spec);
   const ResultsLayout folder(options.out_dir);
   std::size_t left = 0;
-  for (const auto& run : ex.runs) {
+  for (const std::size_t i : selected_runs(ex.runs, options.shard, options.only, spec.sweep.sequential.has_value())) {
     std::error_code ec;
-    if (in_shard(run.key, options.shard) && !std::filesystem::exists(folder.run_file(run.key), ec)) ++left;
+    if (!std::filesystem::exists(folder.run_file(ex.runs[i].key), ec)) ++left;
   }
   const int fixed_threads = options.threads >= 0 ? options.threads : spec.sweep.threads;  // 0: auto
   return auto_rank_layout(available_physical_cores(), available_cores(), left, spec.sweep.ranks_per_run, fixed_threads);

@@ -30,6 +30,7 @@
 #include "suite/sweep/job_steps.h"
 #include "suite/sweep/rank_layout.h"
 #include "suite/sweep/results_folder_setup.h"
+#include "suite/sweep/run_selection.h"
 
 namespace lrb {
 
@@ -99,6 +100,7 @@ Job read_sweep(const MpiSession& mpi, JobSteps& steps, const SweepRunOptions& op
                             "srun --ntasks), or change ranks_per_run",
                             spec.sweep.ranks_per_run_at.str(), spec.sweep.ranks_per_run, mpi.size(), spec.sweep.ranks_per_run);
     if (problem.empty()) problem = bf16_refused_here(spec);
+    if (problem.empty()) job.mine = selected_runs(job.ex.runs, options.shard, options.only, spec.sweep.sequential.has_value());
   } catch (const UserError& e) {
     problem = e.what();
   }
@@ -109,8 +111,6 @@ Job read_sweep(const MpiSession& mpi, JobSteps& steps, const SweepRunOptions& op
   job.auto_threads = requested <= 0;
   job.threads = requested > 0 ? requested : std::max(1, available_cores() / std::max(1, mpi.local_size()));
   at::set_num_threads(job.threads);
-  for (std::size_t i = 0; i < job.ex.runs.size(); ++i)
-    if (in_shard(job.ex.runs[i].key, options.shard)) job.mine.push_back(i);
   std::vector<nlohmann::json> specs;
   for (const auto& r : job.ex.runs) specs.push_back(r.spec);
   job.varying = varying_paths(specs);
@@ -251,8 +251,9 @@ void print_summary(const Job& job, const SweepRunOptions& options, const ScanRes
                    const SequentialSource* source) {
   const Shard& shard = options.shard;
   const int failed = totals.failed + scan.finished_failed;
-  const std::string scope = shard.whole() ? fmt::format("{} runs in the sweep", job.ex.runs.size())
-                                          : fmt::format("shard {}: {} of the sweep's {} runs", shard.text(), job.mine.size(), job.ex.runs.size());
+  const std::string scope = !options.only.empty() ? fmt::format("--only: {} of the sweep's {} runs", job.mine.size(), job.ex.runs.size())
+                            : shard.whole()       ? fmt::format("{} runs in the sweep", job.ex.runs.size())
+                                                  : fmt::format("shard {}: {} of the sweep's {} runs", shard.text(), job.mine.size(), job.ex.runs.size());
   fmt::print(stderr, "lrbench: {}: {} ran now ({} ok, {} failed, {} stopped), {} were already finished\n", scope,
              totals.ok + totals.failed + totals.stopped, totals.ok, totals.failed, totals.stopped, scan.finished);
   if (source) {

@@ -23,6 +23,9 @@ struct SweepRunOptions {
   // shard of the same sweep into the same folder. Resume, skipping and the exit code count
   // this shard's runs only.
   Shard shard;
+  // --only: run these runs only (run keys, or their first 8 or more hex digits), in a whole
+  // sweep's folder (suite/sweep/run_selection.h); `lrbench ab` runs a cell at a time so.
+  std::vector<std::string> only;
   std::string data_cache;     // --data-cache: a folder, "none", or "" for the default (suite/run/data_cache.h)
   // For a sequential study (seeds = { first, step, max }): makes the judge of its looks.
   // The run layer does not evaluate claims; the CLI gives the report's judge
