@@ -235,7 +235,7 @@ int ab(const Args& a) {
   }
   const Comparison c = compare_results(load_report_input({side_a}), load_report_input({side_b}), options);
   emit_report(comparison_report(c), out);
-  return a.fail_on == "regressed" && c.count(Change::Regressed) > 0 ? kExitRegressed : kExitDone;
+  return fails(a.fail_on, c) ? kExitRegressed : kExitDone;
 }
 
 void add_ab_command(CLI::App& app, CommandResult& result) {
@@ -252,8 +252,7 @@ void add_ab_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--data-cache", a->data_cache, "each build's `run --data-cache`");
   cmd->add_option("--margin", a->margins, "as `lrbench compare --margin` (FIGURE=VALUE or FIGURE=P%)");
   cmd->add_option("--alpha", a->alpha, "as `lrbench compare --alpha`")->check(CLI::Range(1e-6, 0.5));
-  cmd->add_option("--fail-on", a->fail_on, "regressed: exit 5 when any figure regressed; never (default)")
-      ->check(CLI::IsMember({"regressed", "never"}));
+  add_fail_on_option(cmd, a->fail_on);
   add_output_args(cmd, a->output);
   cmd->callback([a, &result] { result.exit_code = ab(*a); });
 }

@@ -52,7 +52,7 @@ int compare(const Args& a) {
   const ReportInput before = read_side(a.before), after = read_side(a.after);
   const Comparison c = compare_results(before, after, options);
   emit_report(comparison_report(c), out);
-  return a.fail_on == "regressed" && c.count(Change::Regressed) > 0 ? kExitRegressed : kExitDone;
+  return fails(a.fail_on, c) ? kExitRegressed : kExitDone;
 }
 
 void add_compare_command(CLI::App& app, CommandResult& result) {
@@ -68,8 +68,7 @@ void add_compare_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--alpha", a->alpha, "error rate of each verdict (default 0.05): improved/regressed Holm-adjusted over "
                                        "every figure, unchanged by two one-sided tests")
       ->check(CLI::Range(1e-6, 0.5));
-  cmd->add_option("--fail-on", a->fail_on, "regressed: exit 5 when any figure regressed (for CI); never (default)")
-      ->check(CLI::IsMember({"regressed", "never"}));
+  add_fail_on_option(cmd, a->fail_on);
   add_output_args(cmd, a->output);
   cmd->callback([a, &result] { result.exit_code = compare(*a); });
 }

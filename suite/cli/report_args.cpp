@@ -11,6 +11,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/core/files.h"
+#include "suite/report/compare.h"
 #include "suite/report/sinks.h"
 #include "suite/store/output_paths.h"
 
@@ -55,6 +56,20 @@ void add_output_args(CLI::App* cmd, ReportArgs& a) {
       ->check(CLI::IsMember(formats));
   cmd->add_option("-o,--output", a.output, "write to this file (atomically; - for standard output) instead of standard "
                                            "output; only a regular file is replaced");
+}
+
+void add_fail_on_option(CLI::App* cmd, std::string& fail_on) {
+  cmd->add_option("--fail-on", fail_on,
+                  "exit 5 when: regressed, any figure or run regressed; moved, any figure not read off a clock (every "
+                  "one but seconds, rates, utilisation) is not identical bit for bit, or a run's status changed (the CI's "
+                  "results check); never (default)")
+      ->check(CLI::IsMember({"regressed", "moved", "never"}));
+}
+
+bool fails(const std::string& fail_on, const Comparison& c) {
+  if (fail_on == "regressed") return c.count(Change::Regressed) > 0;
+  if (fail_on == "moved") return c.moved() > 0;
+  return false;
 }
 
 ReportOutput report_output(const ReportArgs& a, const std::vector<std::filesystem::path>& inputs) {

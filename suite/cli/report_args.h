@@ -31,6 +31,11 @@ struct ReportArgs {
 };
 
 void add_report_args(CLI::App* cmd, ReportArgs& args, bool with_baseline);
+// `compare` and `ab`: --fail-on regressed|moved|never, and whether a comparison fails by it
+// (exit 5: suite/core/exit_codes.h).
+void add_fail_on_option(CLI::App* cmd, std::string& fail_on);
+struct Comparison;
+bool fails(const std::string& fail_on, const Comparison& c);
 // --format and -o only (add_report_args adds them too), for commands with tables of their own.
 void add_output_args(CLI::App* cmd, ReportArgs& args);
 

@@ -7,6 +7,6 @@ enum ExitCode : int {
   kExitUsage = 2,        // bad command line or configuration; nothing ran
   kExitStopped = 3,      // stopped by SIGTERM/SIGUSR1 with checkpoints; run again to resume
   kExitFailedRuns = 4,   // the sweep finished, but some runs failed (recorded with their reason)
-  kExitRegressed = 5,    // compare --fail-on regressed: a figure regressed
+  kExitRegressed = 5,    // compare/ab --fail-on: a figure regressed (regressed), or moved (moved)
 };
 }  // namespace lrb

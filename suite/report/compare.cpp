@@ -26,8 +26,9 @@ using nlohmann::json;
 
 namespace {
 
+// Figures read off a clock: seconds, rates, and the share of the peak the clock's rate is.
 bool is_time_figure(const FigureDef* f) {
-  return f && (f->unit == FigureUnit::Seconds || f->unit == FigureUnit::Rate);
+  return f && (f->unit == FigureUnit::Seconds || f->unit == FigureUnit::Rate || f->name == "flop_utilisation");
 }
 
 // The catalogue's entry of a figure named as tables name it ("accuracy") or as stored
@@ -245,6 +246,12 @@ const char* change_name(Change c) {
     case Change::Inconclusive: break;
   }
   return "inconclusive";
+}
+
+std::size_t Comparison::moved() const {
+  return static_cast<std::size_t>(std::count_if(changes.begin(), changes.end(), [](const FigureChange& f) {
+    return f.kind != "time" && f.change != Change::Identical;
+  }));
 }
 
 std::size_t Comparison::count(Change c) const {

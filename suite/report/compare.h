@@ -6,7 +6,7 @@
 //     parameters), and any figure both sides computed bit for bit, is "identical" or
 //     "changed", with its values;
 //   - a sampled figure gets the paired difference after − before with its t interval;
-//   - a time figure (seconds, a rate) the ratio mean(after) / mean(before) with Fieller's
+//   - a time figure (seconds, a rate, the utilisation of the peak) the ratio mean(after) / mean(before) with Fieller's
 //     interval, as ratio claims are judged;
 // and a verdict: "unchanged" when two one-sided tests put it within its margin
 // (suite/stats/equivalence.h), else "improved" or "regressed" when the paired t-test, Holm-
@@ -79,6 +79,10 @@ struct Comparison {
   std::vector<ProvenanceDifference> provenance;
   std::vector<std::string> warnings;
   std::size_t count(Change c) const;
+  // Figures not read off a clock (every one but seconds, rates and utilisation) that are not
+  // identical bit for bit, and runs whose status changed: on a CPU an unchanged build moves
+  // none (the CI's results check, scripts/results_check.sh).
+  std::size_t moved() const;
 };
 
 // UserError when the two sides share no run key (different sweeps, settings or base seeds).
