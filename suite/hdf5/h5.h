@@ -128,7 +128,8 @@ File open_image(std::string_view bytes, const std::string& name);
 // A new file built in memory (HDF5's core driver, no backing store), with a user block of
 // kDigestBlockBytes for the whole-file digest. HDF5 never writes to disk: the caller takes
 // the bytes and writes them (publish_memory_file), so a full disk fails a plain write with
-// a clear error instead of leaving HDF5 with a half-flushed file it may crash on at exit.
+// a clear error instead of leaving HDF5 with a half-flushed file. A file too large for
+// memory (sweep.h5) is streamed to disk instead: suite/hdf5/streamed_file.h.
 class MemoryFile {
  public:
   explicit MemoryFile(const std::filesystem::path& name);  // the name is for messages
@@ -137,8 +138,7 @@ class MemoryFile {
   MemoryFile& operator=(const MemoryFile&) = delete;
   const File& file() const { return file_; }
   // Closes the file; its bytes (the user block zero-filled, then HDF5's) stay in this
-  // object's buffer (no copy of a large file, such as sweep.h5), writable for the digest,
-  // until it is destroyed.
+  // object's buffer (no copy), writable for the digest, until it is destroyed.
   std::pair<char*, std::size_t> close_in_place();
   struct Image;  // the buffer HDF5 hands over (public for its C callbacks)
 
