@@ -19,8 +19,9 @@ packages=(
   # the libraries the code uses
   libgtest-dev libgmock-dev libbenchmark-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev
   libfmt-dev libboost-dev libssl-dev
-  # reports: gnuplot draws the HTML report's plots; headless Chromium opens that page in a test
-  gnuplot-nox chromium
+  # reports: gnuplot draws the HTML report's plots; headless Chromium opens that page in a test;
+  # Node.js parses the page's scripts (suite/report/html/*.js) in a test
+  gnuplot-nox chromium nodejs
   # the real data set
   dataset-fashion-mnist
   # scripts/test_debian13.sh: the Debian 13 root it builds and tests in
