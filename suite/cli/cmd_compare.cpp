@@ -65,7 +65,7 @@ void add_compare_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--margin", a->margins,
                   "FIGURE=VALUE: the change within which a figure counts as unchanged, absolute (accuracy=0.005) or relative "
                   "(step_seconds_median=5%); repeatable; defaults: a task's score (accuracy) 0.005, time figures 5 %, others 1 %");
-  cmd->add_option("--alpha", a->alpha, "error rate of each verdict (default 0.05): improved/regressed Holm-adjusted over "
+  cmd->add_option("--alpha", a->alpha, "error rate of each verdict (default 0.05): improved/regressed adjusted over "
                                        "every figure, unchanged by two one-sided tests")
       ->check(CLI::Range(1e-6, 0.5));
   add_fail_on_option(cmd, a->fail_on);

@@ -9,9 +9,9 @@
 //   - a time figure (seconds, a rate, the utilisation of the peak) the ratio mean(after) / mean(before) with Fieller's
 //     interval, as ratio claims are judged;
 // and a verdict: "unchanged" when two one-sided tests put it within its margin
-// (suite/stats/equivalence.h), else "improved" or "regressed" when the paired t-test, Holm-
-// adjusted over every figure compared, clears 0 (1 for a ratio) on the figure's better or
-// worse side (its direction in the catalogue), else "inconclusive". Runs found on one side
+// (suite/stats/equivalence.h), else "improved" or "regressed" when the paired t-test,
+// adjusted over every figure compared (Benjamini–Hochberg), clears 0 (1 for a ratio) on the
+// figure's better or worse side (its direction in the catalogue), else "inconclusive". Runs found on one side
 // only, and runs whose status changed, are listed, never dropped. What differs between the
 // sides' provenance (revision, LibTorch, BLAS core, processor, GPU, threads) is said, and
 // time figures compared across machines are warned about. docs/comparing-builds.md.
@@ -59,7 +59,7 @@ struct FigureChange {
   std::optional<double> estimate;      // after − before; after / before for a time figure
   std::optional<stats::Interval> interval;  // at 1 − α
   std::optional<CompareMargin> margin;      // sampled and time figures
-  std::optional<double> p_change, p_holm;   // paired t-test of no change, and Holm-adjusted
+  std::optional<double> p_change, p_adjusted;  // paired t-test of no change; Benjamini–Hochberg over every figure
   std::optional<double> p_equivalence;      // two one-sided tests against the margin
   Change change = Change::Inconclusive;
   std::string why;

@@ -135,7 +135,7 @@ void compare_rows(const json& d, const std::function<void(const Row&)>& emit) {
   for (const auto& c : d["changes"]) {
     Row r{{"kind", "change"},           {"task", c["task"]},       {"entrant", c["entrant"]},     {"setting", c["setting"]},
           {"figure", c["figure"]},      {"claim_kind", c["kind"]}, {"n", c["pairs"]},             {"before", c["before_mean"]},
-          {"after", c["after_mean"]},   {"estimate", c["estimate"]}, {"p_ttest", c["p_change"]},  {"p_holm", c["p_holm"]},
+          {"after", c["after_mean"]},   {"estimate", c["estimate"]}, {"p_ttest", c["p_change"]},  {"p_bh", c["p_adjusted"]},
           {"p_equivalence", c["p_equivalence"]}, {"verdict", c["change"]}, {"reason", c["why"]},
           {"confidence", 1 - d["alpha"].get<double>()}};
     if (c["margin"].is_object()) {
