@@ -29,6 +29,7 @@
 #include "suite/core/text.h"
 #include "suite/report/compare.h"
 #include "suite/store/output_paths.h"
+#include "suite/store/results_layout.h"
 
 namespace lrb {
 namespace {
@@ -165,7 +166,7 @@ void record_builds(const fs::path& dir, const std::string& spec, const Build& a,
 bool cell_done(const fs::path& folder, const std::vector<std::string>& keys) {
   for (const std::string& k : keys) {
     std::error_code ec;
-    if (!fs::exists(folder / "runs" / (k + ".h5"), ec)) return false;
+    if (!fs::exists(ResultsLayout(folder).run_file(k), ec)) return false;
   }
   return true;
 }
