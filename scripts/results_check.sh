@@ -6,7 +6,8 @@
 # one build to the next. One that moved fails the check, unless a commit since the baseline's
 # revision says why in a line of its message:
 #     Moves-results: the attention kernel now sums in another order (accuracy ±1e-7)
-# A passing check becomes the next baseline. The first run (an empty cache) only records it.
+# A passing check becomes the next baseline. The first run (an empty cache) only records it,
+# and so does a run on another machine or libraries than the baseline's (its bits differ).
 # Usage: scripts/results_check.sh [BUILD]     (BUILD: build)
 # LRB_RESULTS_BASELINE: the baseline's folder (default /var/cache/lrbench/results-check);
 # LRB_RESULTS_NEW: a results folder of this build already run (skips the sweep), and
@@ -51,6 +52,21 @@ fi
 if [ "$status" != 5 ]; then
   echo "results check: lrbench compare exited $status" >&2
   exit 1
+fi
+# Bits move with the machine and its libraries (another processor picks another BLAS core):
+# a baseline from another machine says nothing about this change. Recorded anew.
+other_machine=$(python3 - "$work/compare.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+machine = {"cpu", "gpu", "blas", "blas_core", "openblas_coretype", "torch_version", "threads", "mpi_library", "hdf5_version"}
+print(", ".join(f"{d['what']} {'/'.join(d['before'])} -> {'/'.join(d['after'])}" for d in c["provenance"] if d["what"] in machine))
+PY
+)
+if [ -n "$other_machine" ]; then
+  store
+  echo "results check: the baseline ($base_revision) ran on another machine or libraries ($other_machine);"
+  echo "this build's results are the baseline from now on"
+  exit 0
 fi
 # Moved: explained by a commit since the baseline (or by HEAD, when the baseline's revision
 # is not in this clone's history)?
