@@ -194,11 +194,6 @@ FigureChange status_change(const RunRecord& b, const RunRecord& a, const CellNam
   return c;
 }
 
-std::set<std::string> provenance_values(const std::vector<const RunRecord*>& runs, const std::string& key) {
-  std::set<std::string> out;
-  for (const RunRecord* r : runs) out.insert(provenance_text(r->provenance, key));
-  return out;
-}
 
 }  // namespace
 
@@ -258,6 +253,73 @@ std::size_t Comparison::count(Change c) const {
   return static_cast<std::size_t>(std::count_if(changes.begin(), changes.end(), [c](const FigureChange& f) { return f.change == c; }));
 }
 
+namespace {
+
+using RunPair = std::pair<const RunRecord*, const RunRecord*>;  // before, after
+
+// Per cell and figure, the values of the runs ok on both sides (in the before side's order),
+// each judged, then the verdicts given after one adjustment over every figure tested; a run
+// whose status changed is a change of its own.
+void judge_figures(const std::vector<RunPair>& paired, const std::unordered_map<std::string, CellName>& names,
+                   const CompareOptions& options, std::vector<FigureChange>& changes) {
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, Pairs> by_cell;
+  for (const auto& [b, a] : paired) {
+    const CellName& cell = names.at(b->key);
+    if (b->status != a->status) {
+      changes.push_back(status_change(*b, *a, cell));
+      continue;
+    }
+    if (b->status != RunStatus::Ok) continue;
+    const bool on_cpu = b->gpu_name().empty() && a->gpu_name().empty();
+    for (const auto& [figure, vb] : b->metrics) {
+      const auto va = a->metrics.find(figure);
+      if (va == a->metrics.end() || !std::isfinite(vb) || !std::isfinite(va->second)) continue;
+      Pairs& p = by_cell[{cell.task, cell.entrant, cell.setting, figure}];
+      p.cell = cell;
+      p.figure = figure;
+      p.before.push_back(vb);
+      p.after.push_back(va->second);
+      p.exact_on_cpu = p.exact_on_cpu && on_cpu;
+    }
+  }
+  const std::size_t first_figure = changes.size();
+  for (const auto& [key, p] : by_cell) changes.push_back(judge(p, options));
+  // Benjamini–Hochberg over every figure tested: where nothing changed, the chance of any
+  // improved or regressed among the many figures and cells is α at most, not α per figure
+  // (every null true: the false discovery rate is the family-wise rate); where a change moves
+  // many figures (a faster kernel moves every time figure), it finds them with far fewer
+  // seeds than Holm's step-down would need.
+  std::vector<std::size_t> tested;
+  std::vector<double> p;
+  for (std::size_t i = first_figure; i < changes.size(); ++i)
+    if (changes[i].change == Change::Inconclusive && changes[i].p_change) {
+      tested.push_back(i);
+      p.push_back(*changes[i].p_change);
+    }
+  const std::vector<double> adjusted = stats::benjamini_hochberg(p);
+  for (std::size_t j = 0; j < tested.size(); ++j) changes[tested[j]].p_adjusted = adjusted[j];
+  for (FigureChange& c : changes) decide(c, options.alpha);
+}
+
+// What the paired runs' provenance records differently on the two sides; whether the
+// machines (processor, GPU, threads) differ.
+bool provenance_differences(const std::vector<RunPair>& paired, std::vector<ProvenanceDifference>& out) {
+  bool machines_differ = false;
+  for (const std::string& key : result_provenance_keys()) {
+    std::set<std::string> vb, va;
+    for (const auto& [b, a] : paired) {
+      vb.insert(provenance_text(b->provenance, key));
+      va.insert(provenance_text(a->provenance, key));
+    }
+    if (vb == va) continue;
+    out.push_back({key, {vb.begin(), vb.end()}, {va.begin(), va.end()}});
+    machines_differ = machines_differ || key == "cpu" || key == "gpu" || key == "threads";
+  }
+  return machines_differ;
+}
+
+}  // namespace
+
 Comparison compare_results(const ReportInput& before, const ReportInput& after, const CompareOptions& options) {
   Comparison out;
   out.before_source = join(before.sources, ", ");
@@ -265,7 +327,7 @@ Comparison compare_results(const ReportInput& before, const ReportInput& after, 
   out.alpha = options.alpha;
   std::unordered_map<std::string, const RunRecord*> after_by_key;
   for (const RunRecord& r : after.runs) after_by_key.emplace(r.key, &r);
-  std::vector<std::pair<const RunRecord*, const RunRecord*>> paired;
+  std::vector<RunPair> paired;
   std::set<std::string> before_keys;
   for (const RunRecord& r : before.runs) {
     before_keys.insert(r.key);
@@ -283,57 +345,8 @@ Comparison compare_results(const ReportInput& before, const ReportInput& after, 
   for (const RunRecord& r : after.runs)
     if (!before_keys.count(r.key)) out.only_after.push_back(run_label(r, after_names.at(r.key)));
 
-  // Per cell and figure, the values of the runs ok on both sides, in the before side's order.
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, Pairs> by_cell;
-  for (const auto& [b, a] : paired) {
-    const CellName& cell = before_names.at(b->key);
-    if (b->status != a->status) {
-      out.changes.push_back(status_change(*b, *a, cell));
-      continue;
-    }
-    if (b->status != RunStatus::Ok) continue;
-    const bool on_cpu = b->gpu_name().empty() && a->gpu_name().empty();
-    for (const auto& [figure, vb] : b->metrics) {
-      const auto va = a->metrics.find(figure);
-      if (va == a->metrics.end() || !std::isfinite(vb) || !std::isfinite(va->second)) continue;
-      Pairs& p = by_cell[{cell.task, cell.entrant, cell.setting, figure}];
-      p.cell = cell;
-      p.figure = figure;
-      p.before.push_back(vb);
-      p.after.push_back(va->second);
-      p.exact_on_cpu = p.exact_on_cpu && on_cpu;
-    }
-  }
-  const std::size_t first_figure = out.changes.size();
-  for (const auto& [key, p] : by_cell) out.changes.push_back(judge(p, options));
-  // Benjamini–Hochberg over every figure tested: where nothing changed, the chance of any
-  // improved or regressed among the many figures and cells is α at most, not α per figure
-  // (every null true: the false discovery rate is the family-wise rate); where a change moves
-  // many figures (a faster kernel moves every time figure), it finds them with far fewer
-  // seeds than Holm's step-down would need.
-  std::vector<std::size_t> tested;
-  std::vector<double> p;
-  for (std::size_t i = first_figure; i < out.changes.size(); ++i)
-    if (out.changes[i].change == Change::Inconclusive && out.changes[i].p_change) {
-      tested.push_back(i);
-      p.push_back(*out.changes[i].p_change);
-    }
-  const std::vector<double> adjusted = stats::benjamini_hochberg(p);
-  for (std::size_t j = 0; j < tested.size(); ++j) out.changes[tested[j]].p_adjusted = adjusted[j];
-  for (FigureChange& c : out.changes) decide(c, options.alpha);
-
-  std::vector<const RunRecord*> b_runs, a_runs;
-  for (const auto& [b, a] : paired) {
-    b_runs.push_back(b);
-    a_runs.push_back(a);
-  }
-  bool machines_differ = false;
-  for (const std::string& key : result_provenance_keys()) {
-    const auto vb = provenance_values(b_runs, key), va = provenance_values(a_runs, key);
-    if (vb == va) continue;
-    out.provenance.push_back({key, {vb.begin(), vb.end()}, {va.begin(), va.end()}});
-    machines_differ = machines_differ || key == "cpu" || key == "gpu" || key == "threads" || key == "host";
-  }
+  judge_figures(paired, before_names, options, out.changes);
+  const bool machines_differ = provenance_differences(paired, out.provenance);
   const bool timed = std::any_of(out.changes.begin(), out.changes.end(), [](const FigureChange& c) { return c.kind == "time"; });
   if (machines_differ && timed)
     out.warnings.push_back("the sides ran on different machines or thread counts (see what differs): a time figure's ratio "
