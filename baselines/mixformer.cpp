@@ -38,6 +38,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "suite/nn/attention/tala.h"
 #include "suite/nn/encoder_layer.h"
@@ -173,7 +174,11 @@ class MomeImpl : public torch::nn::Module {
     const at::Tensor have = tala(got, q.detach(), k.detach(), v.detach(), keep, decays_,
                                  bias.defined() ? bias.detach() : bias, write.defined() ? write.detach() : write);
     const double denom = want.abs().max().item<double>();
-    const double gap = (have.to(at::kDouble) - want).abs().max().item<double>() / (denom > 0 ? denom : 1.0);
+    const double scale = denom > 0 ? denom : 1.0;
+    double gap = (have.to(at::kDouble) - want).abs().max().item<double>() / scale;
+    // A form whose float32 output overflowed has no finite gap (inf − inf is NaN, which
+    // std::max would drop, recording 0: agreement). It is at least float32's largest value.
+    if (!std::isfinite(gap)) gap = static_cast<double>(std::numeric_limits<float>::max()) / scale;
     max_gap_ = std::max(max_gap_, gap);
     ++checks_;
   }

@@ -80,9 +80,18 @@ void evaluate_ratio(ClaimResult& r, const std::vector<RunRecord>& runs, const Cl
     r.why = "one paired seed: no interval; a study needs at least 2";
     return;
   }
-  // Fieller's interval holds at its n (a percentile bootstrap of two seeds has three possible
-  // means, and undercovers), so a verdict from few seeds is one the data allow.
+  // A t interval holds at its n (a percentile bootstrap of two seeds has three possible
+  // means, and undercovers), so a verdict from few seeds is one the data allow: on the
+  // paired log-ratios where every value is positive, else Fieller's.
   const double critical = stats::t_critical(r.confidence, static_cast<double>(r.n - 1));
+  // (Ratios the same on every seed go to Fieller's, which reads them as before.)
+  if (const auto log = stats::paired_log_ratio(xa, xb, critical); log && log->sd_log > 0) {
+    r.log_ratio = true;
+    r.estimate = log->ratio;
+    r.interval = log->interval;
+    decide_region(r, log->interval.lo, log->interval.hi, r.claim.at_least, r.claim.at_most);
+    return;
+  }
   const std::optional<stats::Interval> ci = stats::fieller_paired_ratio(xa, xb, critical);
   if (!ci) {
     r.verdict = Verdict::Inconclusive;
@@ -374,8 +383,10 @@ std::string claim_evidence(const ClaimResult& r) {
       return s;
     }
     case ClaimKind::Ratio: {
-      std::string s = fmt::format("A / B = {:.4g}", *r.estimate);
-      if (r.interval) s += fmt::format(" [{:.4g}, {:.4g}] ({} {}{})", r.interval->lo, r.interval->hi, pct, "Fieller", at_look);
+      std::string s = fmt::format(r.log_ratio ? "A / B = {:.4g} (geometric mean)" : "A / B = {:.4g}", *r.estimate);
+      if (r.interval)
+        s += fmt::format(" [{:.4g}, {:.4g}] ({} {}{})", r.interval->lo, r.interval->hi, pct,
+                         r.log_ratio ? "log-ratio t" : r.confidence >= 1.0 ? "exact" : "Fieller", at_look);
       return s;
     }
     case ClaimKind::Scaling: {

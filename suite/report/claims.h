@@ -61,6 +61,9 @@ struct ClaimResult {
   std::optional<double> p_value, p_holm; // better / not-worse: test of Δ = threshold, and Holm-adjusted
   std::size_t holm_step = 0, family = 0; // better / not-worse: the claim's rank by p (1 = smallest) among `family`
   std::optional<double> sd;              // better / not-worse: sd of Δ
+  // Ratio: judged on the paired log-ratios (every value > 0; the estimate is the geometric
+  // mean of A / B), not by Fieller's interval of mean(A) / mean(B).
+  bool log_ratio = false;
   // A sequential better / not-worse claim decided before its last look: Δ adjusted for having
   // stopped there (median-unbiased given that look; the estimate read there is too large).
   std::optional<double> estimate_adjusted;

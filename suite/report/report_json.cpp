@@ -225,6 +225,7 @@ json claim_json(const ClaimResult& r, const ClaimPlan* plan) {
   j["family"] = r.family ? json(r.family) : json(nullptr);
   j["sd"] = opt(r.sd);
   j["estimate_adjusted"] = opt(r.estimate_adjusted);
+  j["log_ratio"] = r.log_ratio;
   j["seeds_needed"] = r.seeds_needed ? json(*r.seeds_needed) : json(nullptr);
   j["seeds"] = r.seeds;
   j["a_values"] = r.a_values;

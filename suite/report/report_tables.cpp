@@ -473,25 +473,27 @@ Table claims_table(const Analysis& a) {
     tab.notes.push_back(fmt::format(
         "better / not-worse: Δ = A − B per seed over the seeds both ran, tested against the claimed threshold (two-sided t), "
         "Holm-adjusted over the report's {} such claim(s) at α = {}; the interval is the t interval at the level of the claim's Holm step; "
-        "ratio: mean(A) / mean(B) over paired seeds, Fieller's interval (t, n − 1 df: valid at any n ≥ 2, as a bootstrap of so few seeds is not); "
+        "ratio: over paired seeds, where every value is positive the geometric mean of A / B with the t interval of the paired "
+        "log-ratios (times and memory are skewed; their logs are near normal), else mean(A) / mean(B) with Fieller's interval "
+        "(t, n − 1 df: valid at any n ≥ 2, as a bootstrap of so few seeds is not); "
         "scaling: log-log least-squares slope over every ok run, t interval",
         fixed_paired, a.options.alpha));
   if (!a.studies.empty())
     tab.notes.push_back(fmt::format(
         "claims of a sequential study: judged at each look on the seeds below it; the interval is the repeated confidence "
-        "interval of the look that decided the claim (or of its last look): t for Δ, Fieller's for a ratio, t for a slope, at the "
-        "look's α-spending boundary, with Holm across the study's better / not-worse claims at α = {} (the looks table below)",
+        "interval of the look that decided the claim (or of its last look): t for Δ, t of the log-ratios (or Fieller's) for a "
+        "ratio, t for a slope, at the look's α-spending boundary (exact for a t whose variance each look estimates), with Holm across the study's better / not-worse claims at α = {} (the looks table below)",
         a.options.alpha));
   if (std::any_of(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) { return r.claim.kind == ClaimKind::Dominates; }))
     tab.notes.push_back("dominates: two halves, each judged as its kind is — not worse on the metric within the margin (a "
-                        "better / not-worse claim in the Holm family) and the cost ratio A / B ≤ 1 / factor (Fieller's "
-                        "interval, as a ratio claim; an exact cost decides at once); supported when both are, refuted when "
+                        "better / not-worse claim in the Holm family) and the cost ratio A / B ≤ 1 / factor (judged as a "
+                        "ratio claim; an exact cost decides at once); supported when both are, refuted when "
                         "either is, else inconclusive; the evidence shows the metric half, then the cost half");
   tab.notes.push_back("supported: the interval lies wholly in the claimed region; refuted: wholly outside it; inconclusive: it "
                       "straddles the edge; not tested: a cell has no value; not yet judged: a running study's claim no look has "
                       "tested yet; (↑) higher is better, (↓) lower is better");
   if (std::any_of(tab.rows.begin(), tab.rows.end(), [](const std::vector<TableCell>& row) { return row[3].caution; }))
-    tab.notes.push_back(fmt::format("{} n < {}: few seeds; the t and Fieller intervals hold at this n if the per-seed differences are "
+    tab.notes.push_back(fmt::format("{} n < {}: few seeds; the t intervals hold at this n if the per-seed differences are "
                                     "near normal, which so few seeds cannot show",
                                     kCautionMark, kMinBootstrapN));
   tab.notes.push_back("an exact figure on the threshold (no spread): a tie is not better (refuted); at the margin is not worse "

@@ -16,6 +16,7 @@
 #include "suite/stats/power.h"
 #include "suite/stats/ratio.h"
 #include "suite/stats/sample_stats.h"
+#include "suite/stats/sequential_t.h"
 #include "suite/stats/scaling_fit.h"
 
 namespace lrb {
@@ -133,6 +134,7 @@ struct LookTest {
   std::optional<double> estimate;
   std::optional<stats::Interval> interval;
   std::optional<double> sd;  // of Δ (better, not-worse)
+  bool log_ratio = false;    // ratio: judged on the paired log-ratios
   Verdict verdict = Verdict::Inconclusive;
   std::string why;
 };
@@ -191,8 +193,16 @@ LookTest test_ratio_look(const ClaimSpec& c, const LookData& L, double nominal) 
   }
   t.estimate = stats::mean(L.a) / mb;
   const double crit = L.n >= 2 ? critical(nominal, static_cast<double>(L.n - 1)) : std::numeric_limits<double>::infinity();
-  std::optional<stats::Interval> ci = L.exact && L.n >= 1 ? stats::Interval{*t.estimate, *t.estimate}
-                                                          : stats::fieller_paired_ratio(L.a, L.b, crit);
+  std::optional<stats::Interval> ci;
+  if (L.exact && L.n >= 1) {
+    ci = stats::Interval{*t.estimate, *t.estimate};
+  } else if (const auto log = stats::paired_log_ratio(L.a, L.b, crit); log && log->sd_log > 0) {
+    t.log_ratio = true;  // every value positive: the paired log-ratios' t interval
+    t.estimate = log->ratio;
+    ci = log->interval;
+  } else {
+    ci = stats::fieller_paired_ratio(L.a, L.b, crit);
+  }
   if (!ci) {
     t.why = "Fieller's interval is unbounded at this look's level (mean(B) is not yet clear of 0)";
     return t;
@@ -259,6 +269,7 @@ struct ClaimState {
   bool in_family = false;     // better / not-worse: Holm
   bool rejected = false;      // decided supported or refuted (passes its α share on)
   std::vector<double> fractions;  // of the looks that tested it
+  std::vector<std::size_t> sizes;  // the observations each of those looks' t rested on
   ClaimResult result;
   std::optional<LookTest> last_test;
   std::optional<LookData> last_data;
@@ -286,6 +297,26 @@ ClaimParts parts_of(const std::vector<ClaimSpec>& claims) {
     p.owner.push_back(i);
   }
   return p;
+}
+
+// The spending boundary a look used: the claim's level, the t level applied, the spending.
+struct UsedBoundary {
+  double level = 0, nominal = 0;
+  stats::SpendingBoundary spending;
+};
+
+// What a look's t rests on, as the sample size of a paired mean with the same degrees of
+// freedom: the pairs, or the points less one for a slope (its t has n − 2).
+std::size_t t_size(const ClaimSpec& c, const LookData& L) { return c.kind == ClaimKind::Scaling ? L.n - 1 : L.n; }
+
+// The two-sided level of Student's t on the look's df that keeps the claim's error what its
+// spending allows, the variance being estimated at every look (suite/stats/sequential_t.h):
+// exact for a paired mean (better, not-worse, a ratio on the log scale); for a slope, the
+// boundary of a mean on as many df (its looks' t are correlated alike, not identically).
+double t_level(const ClaimSpec& c, const ClaimState& s, const LookData& L, const stats::SpendingBoundary& b) {
+  std::vector<std::size_t> sizes = s.sizes;
+  sizes.push_back(std::max(t_size(c, L), sizes.empty() ? std::size_t{2} : sizes.back()));
+  return stats::sequential_t_boundary(sizes, b.spent).nominal.back();
 }
 
 // The study judged look by look: each look tests the open claims whose cells have reached
@@ -359,7 +390,7 @@ class SequentialJudge {
     std::vector<double> fraction(claims_.size(), 0.0);
     const std::vector<std::size_t> tested = claims_tested(data, last, fraction);
     std::map<std::size_t, LookTest> tests;
-    std::map<std::size_t, std::pair<double, stats::SpendingBoundary>> used;  // level and boundary of each test
+    std::map<std::size_t, UsedBoundary> used;
     test_until_stable(tested, data, fraction, tests, used);
     for (std::size_t i = 0; i < claims_.size(); ++i)
       if (data[i]) record_look(i, k, seeds, *data[i], tests, used);
@@ -390,7 +421,7 @@ class SequentialJudge {
   // Judge the look; a decision in the Holm family raises the others' share: judge again.
   void test_until_stable(const std::vector<std::size_t>& tested, const std::vector<std::optional<LookData>>& data,
                          const std::vector<double>& fraction, std::map<std::size_t, LookTest>& tests,
-                         std::map<std::size_t, std::pair<double, stats::SpendingBoundary>>& used) {
+                         std::map<std::size_t, UsedBoundary>& used) {
     for (bool changed = true; changed;) {
       changed = false;
       for (std::size_t i : tested) {
@@ -401,10 +432,10 @@ class SequentialJudge {
         std::vector<double> fr = s.fractions;
         if (!L.exact) fr.push_back(fraction[i]);
         const stats::SpendingBoundary b = L.exact ? stats::SpendingBoundary{} : boundary_for(level, fr, spacing_);
-        const double nominal = L.exact ? 1.0 : b.nominal.back();
+        const double nominal = L.exact ? 1.0 : t_level(claims_[i], s, L, b);
         LookTest t = test_look(claims_[i], s.result.higher_is_better, L, nominal);
         tests[i] = t;
-        used[i] = {level, b};
+        used[i] = {level, nominal, b};
         if (t.verdict == Verdict::Supported || t.verdict == Verdict::Refuted) {
           s.open = false;
           s.rejected = true;
@@ -419,14 +450,14 @@ class SequentialJudge {
 
   // Record the look for a claim it concerned; close what more seeds cannot decide.
   void record_look(std::size_t i, std::size_t k, std::int64_t seeds, const LookData& L, const std::map<std::size_t, LookTest>& tests,
-                   const std::map<std::size_t, std::pair<double, stats::SpendingBoundary>>& used) {
+                   const std::map<std::size_t, UsedBoundary>& used) {
     ClaimState& s = st_[i];
     ClaimLook look;
     look.look = k + 1;
     look.seeds = seeds;
     look.n = L.n;
     if (auto it = tests.find(i); it != tests.end()) {
-      const auto& [level, b] = used.at(i);
+      const auto& [level, nominal, b] = used.at(i);
       const LookTest& t = it->second;
       look.estimate = t.estimate;
       look.interval = t.interval;
@@ -438,8 +469,9 @@ class SequentialJudge {
       } else {
         look.fraction = b.fractions.back();
         look.z_boundary = b.z.back();
-        look.confidence = 1.0 - b.nominal.back();
+        look.confidence = 1.0 - nominal;
         s.fractions.push_back(b.fractions.back());
+        s.sizes.push_back(t_size(claims_[i], L));
       }
       s.last_test = t;
       s.last_level = level;
@@ -540,6 +572,7 @@ class SequentialJudge {
       r.estimate = s.last_test->estimate;
       r.interval = s.last_test->interval;
       r.sd = s.last_test->sd;
+      r.log_ratio = s.last_test->log_ratio;
       if (tested_look) {
         r.confidence = tested_look->confidence;
         r.n = tested_look->n;

@@ -13,6 +13,7 @@
 #include "suite/stats/power.h"
 #include "suite/stats/sample_stats.h"
 #include "suite/stats/sequential_outlook.h"
+#include "suite/stats/sequential_t.h"
 
 namespace lrb {
 
@@ -21,7 +22,8 @@ namespace {
 using namespace claim_sides;
 
 // The per-seed values whose mean the claim tests against 0: Δ − threshold (better,
-// not-worse) or A − r·B at the ratio bound nearest the estimate (Fieller's form).
+// not-worse); for a ratio, at the bound r nearest the estimate, ln(A / B) − ln r where
+// every value is positive (the judge's log scale), else A − r·B (Fieller's form).
 std::optional<std::vector<double>> tested_values(const ClaimResult& r, const std::vector<RunRecord>& runs, std::string& why) {
   const ClaimSpec& c = r.claim;
   if (c.kind == ClaimKind::Scaling) {
@@ -45,7 +47,11 @@ std::optional<std::vector<double>> tested_values(const ClaimResult& r, const std
     double bound = 0;
     if (c.at_most && c.at_least) bound = std::fabs(*r.estimate - *c.at_most) < std::fabs(*r.estimate - *c.at_least) ? *c.at_most : *c.at_least;
     else bound = c.at_most ? *c.at_most : *c.at_least;
-    for (auto s : p.seeds) v.push_back(va.at(s) - bound * vb.at(s));
+    // On the scale the judge reads it: the paired log-ratios against ln(bound) where every
+    // value is positive, else A − bound·B.
+    bool positive = bound > 0;
+    for (auto s : p.seeds) positive = positive && va.at(s) > 0 && vb.at(s) > 0 && std::isfinite(va.at(s)) && std::isfinite(vb.at(s));
+    for (auto s : p.seeds) v.push_back(positive ? std::log(va.at(s) / vb.at(s)) - std::log(bound) : va.at(s) - bound * vb.at(s));
   } else {
     const double thr = paired_threshold(c, r.higher_is_better);
     for (auto s : p.seeds) v.push_back(va.at(s) - vb.at(s) - thr);
@@ -137,7 +143,10 @@ ClaimPlan plan_claim(const ClaimResult& r, const SequentialSeeds& design, bool a
   std::vector<double> fractions;
   for (auto n : looks) fractions.push_back(static_cast<double>(n) / static_cast<double>(design.max));
   const stats::SpendingBoundary b = stats::obrien_fleming_boundary(fractions, level);
-  const stats::SequentialOutlook outlook = stats::sequential_outlook(*values, looks, b.nominal, assumed_design);
+  // The judge's levels: the boundaries of a t whose variance each look estimates.
+  const std::vector<std::size_t> sizes(looks.begin(), looks.end());
+  const std::vector<double> nominal = stats::sequential_t_boundary(sizes, b.spent).nominal;
+  const stats::SequentialOutlook outlook = stats::sequential_outlook(*values, looks, nominal, assumed_design);
   const double expected = outlook.expected_seeds;
   p.sequential_seeds = expected;
   p.sequential_power = outlook.power;

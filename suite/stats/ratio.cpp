@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "suite/core/errors.h"
+#include "suite/stats/sample_stats.h"
 
 namespace lrb::stats {
 
@@ -77,6 +79,22 @@ std::optional<Interval> fieller_paired_ratio(const std::vector<double>& a, const
   const double disc = std::max(0.0, qb * qb - qa * qc);
   const double root = std::sqrt(disc);
   return Interval{(qb - root) / qa, (qb + root) / qa};
+}
+
+bool all_positive(const std::vector<double>& a, const std::vector<double>& b) {
+  auto positive = [](double v) { return std::isfinite(v) && v > 0; };
+  return std::all_of(a.begin(), a.end(), positive) && std::all_of(b.begin(), b.end(), positive);
+}
+
+std::optional<LogRatio> paired_log_ratio(const std::vector<double>& a, const std::vector<double>& b, double critical) {
+  LRB_CHECK(a.size() == b.size(), "paired_log_ratio: a and b must be paired");
+  if (a.size() < 2 || !all_positive(a, b)) return std::nullopt;
+  std::vector<double> d(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) d[i] = std::log(a[i]) - std::log(b[i]);
+  const double m = mean(d), sd = sample_std(d);
+  const double half = sd == 0 ? 0.0 : critical * sd / std::sqrt(static_cast<double>(d.size()));
+  if (!std::isfinite(half)) return LogRatio{std::exp(m), sd, Interval{0.0, std::numeric_limits<double>::infinity()}};
+  return LogRatio{std::exp(m), sd, Interval{std::exp(m - half), std::exp(m + half)}};
 }
 
 }  // namespace lrb::stats

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 #include "suite/core/errors.h"
 #include "suite/stats/group_sequential.h"
+#include "suite/stats/normal_draws.h"
 
 namespace lrb::stats {
 
@@ -14,29 +14,6 @@ namespace {
 // Simulated draws in all, whatever the design's size: about 20,000 studies of 60 seeds.
 constexpr double kDrawBudget = 1.2e6;
 constexpr std::size_t kMinStudies = 2000, kMaxStudies = 20000;
-
-// A standard normal from two uniforms (Box–Muller): the same numbers on every libstdc++.
-class Normals {
- public:
-  explicit Normals(std::uint64_t seed) : bits_(seed) {}
-  double next() {
-    if (spare_) {
-      spare_ = false;
-      return second_;
-    }
-    const double u1 = uniform(), u2 = uniform();
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    second_ = r * std::sin(2.0 * M_PI * u2);
-    spare_ = true;
-    return r * std::cos(2.0 * M_PI * u2);
-  }
-
- private:
-  double uniform() { return (static_cast<double>(bits_() >> 11) + 0.5) * 0x1.0p-53; }  // in (0, 1)
-  std::mt19937_64 bits_;
-  bool spare_ = false;
-  double second_ = 0;
-};
 
 }  // namespace
 

@@ -8,6 +8,8 @@
 
 #include "suite/config/claim_spec.h"
 #include "suite/config/run_spec.h"
+#include "suite/core/errors.h"
+#include "suite/report/claims.h"
 #include "suite/report/sequential_claims.h"
 #include "suite/stats/t_tests.h"
 
@@ -26,6 +28,8 @@ const char* differences_name(Differences d) { return d == Differences::Normal ? 
 
 namespace {
 
+constexpr const char* kRatioFigure = "step_seconds_median";  // a sampled figure, positive
+
 ClaimSpec better_claim(std::int64_t max) {
   ClaimSpec c;
   c.name = "a-beats-b";
@@ -41,6 +45,16 @@ ClaimSpec better_claim(std::int64_t max) {
   return c;
 }
 
+ClaimSpec ratio_claim(std::int64_t max) {
+  ClaimSpec c = better_claim(max);
+  c.name = "a-at-most-b";
+  c.statement = "A takes no longer than B";
+  c.kind = ClaimKind::Ratio;
+  c.metric = kRatioFigure;
+  c.at_most = 1.0;
+  return c;
+}
+
 // The runs of one simulated study: model a and b at every seed, accuracy a = Δ, b = 0.
 std::vector<RunRecord> study_runs(std::int64_t max) {
   std::vector<RunRecord> runs;
@@ -53,6 +67,7 @@ std::vector<RunRecord> study_runs(std::int64_t max) {
                 {"device", "cpu"}};
       r.key = run_key_of(r.spec);
       r.metrics["eval_accuracy"] = 0;
+      r.metrics[kRatioFigure] = 1;
       runs.push_back(std::move(r));
     }
   return runs;
@@ -104,6 +119,30 @@ SimCounts simulate_claim(Rule rule, const SequentialSeeds& design, Differences k
     if (decision > 0) ++out.supported;
     if (decision < 0) ++out.refuted;
     out.seeds += static_cast<double>(spent);
+  }
+  return out;
+}
+
+SimCounts simulate_lognormal_ratio(Rule rule, const SequentialSeeds& design, double sigma, std::size_t studies,
+                                   std::uint64_t seed) {
+  LRB_CHECK(rule != Rule::NaiveRepeated, "simulate_lognormal_ratio: the sequential judge or the fixed design");
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const std::vector<ClaimSpec> claims = {ratio_claim(design.max)};
+  std::vector<RunRecord> runs = study_runs(design.max);
+  const auto max = static_cast<std::size_t>(design.max);
+  SimCounts out;
+  for (std::size_t k = 0; k < studies; ++k) {
+    for (std::size_t s = 0; s < max; ++s) {
+      runs[s].metrics[kRatioFigure] = std::exp(sigma * normal(rng));
+      runs[max + s].metrics[kRatioFigure] = std::exp(0.05 * normal(rng));
+    }
+    const ClaimResult r = rule == Rule::Sequential ? judge_sequential_study(design, claims, runs, false, ClaimSettings{}).claims.front()
+                                                   : evaluate_claims(claims, runs, ClaimSettings{}).front();
+    ++out.studies;
+    if (r.verdict == Verdict::Supported) ++out.supported;
+    if (r.verdict == Verdict::Refuted) ++out.refuted;
+    out.seeds += r.sequential && r.verdict != Verdict::Inconclusive ? static_cast<double>(r.looks.back().seeds) : static_cast<double>(max);
   }
   return out;
 }

@@ -30,6 +30,14 @@ struct SimCounts {
 SimCounts simulate_claim(Rule rule, const SequentialSeeds& design, Differences kind, double effect, std::size_t studies,
                          std::uint64_t seed);
 
+// A ratio claim "A / B is at most 1" on a positive, skewed figure: per seed A = exp(σ·z),
+// B = exp(0.05·z'), z and z' standard normal, so the geometric mean of A / B is exactly the
+// bound (the null on the judge's log scale) and A's skewness is 1, 2 and 6.2 at σ = 0.32,
+// 0.55 and 1.0 (lognormal times and memory). Sequential: the study's judge; Fixed: the
+// fixed design's claims at max seeds. Deterministic for a given `seed`.
+SimCounts simulate_lognormal_ratio(Rule rule, const SequentialSeeds& design, double sigma, std::size_t studies,
+                                   std::uint64_t seed);
+
 // Clopper–Pearson interval of a binomial proportion k / n.
 std::pair<double, double> clopper_pearson(std::size_t k, std::size_t n, double confidence = 0.95);
 

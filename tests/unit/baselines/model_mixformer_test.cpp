@@ -4,6 +4,8 @@
 // records and FLOPs follow the options.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <ATen/ATen.h>
 #include <torch/utils.h>
 
@@ -183,6 +185,21 @@ TEST(ModelMixformer, FormCheckMeasuresTheGapItNames) {
   EXPECT_GT(gap({{"bias", "none"}, {"normalise", true}, {"check_form", "eq15"}}), 1e-2);  // normaliser dropped
   auto plain = build(t, kSmall);
   EXPECT_TRUE(plain->figures().empty());
+}
+
+// Eq. 15 as printed overflows float32 on long inputs with a wide bias (G = exp(N(0, 16))):
+// its gap is NaN there, which a running maximum drops; it must read as a large gap, never 0.
+TEST(ModelMixformer, AFormThatOverflowsRecordsAGapNotAgreement) {
+  const TaskInfo t = token_task(64);
+  torch::manual_seed(7);
+  const at::Tensor x = tokens(4, 64);
+  auto m = build(t, with(kSmall, {{"bias", "relative"}, {"check_form", "eq15"}, {"bias_init_std", 4.0}}));
+  m->train();
+  m->reset_figures();
+  m->forward(x);
+  const double gap = m->figures().at("form_gap");
+  EXPECT_TRUE(std::isfinite(gap)) << gap;
+  EXPECT_GT(gap, 1e20) << "an overflow is a gap of at least float32's largest value over the scale";
 }
 
 TEST(ModelMixformer, RecordsDecaysPerExpertAndFlopsFollowTheForm) {

@@ -269,7 +269,9 @@ ClaimSpec ratio_claim(std::optional<double> at_least, std::optional<double> at_m
   return c;
 }
 
-TEST(ClaimsVerdict, RatioFromFiellersInterval) {
+// Positive values: the geometric mean of A / B with the paired log-ratios' t interval; a
+// value that is not positive: Fieller's interval of mean(A) / mean(B).
+TEST(ClaimsVerdict, RatioOnTheLogScaleOrFromFiellersInterval) {
   std::vector<RunRecord> exact, noisy;
   const double noise[] = {0.9, 1.15, 0.8, 1.2, 0.95};
   for (int s = 0; s < 5; ++s) {
@@ -283,13 +285,23 @@ TEST(ClaimsVerdict, RatioFromFiellersInterval) {
   EXPECT_EQ(only({ratio_claim(0.62, 0.64)}, exact).verdict, Verdict::Supported);
   const auto r = only({ratio_claim(std::nullopt, 0.63)}, noisy);
   EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.why;
-  EXPECT_NEAR(*r.estimate, 0.63, 1e-12);
+  EXPECT_TRUE(r.log_ratio);
+  double log_sum = 0;
+  for (double v : noise) log_sum += std::log(v);
+  EXPECT_NEAR(*r.estimate, 0.63 * std::exp(log_sum / 5), 1e-12) << "the geometric mean of the ratios";
   EXPECT_LT(r.interval->lo, 0.63);
   EXPECT_GT(r.interval->hi, 0.63);
+  EXPECT_NE(claim_evidence(r).find("log-ratio t"), std::string::npos) << claim_evidence(r);
+  // One value at 0: no log; Fieller's interval, the estimate the ratio of the means.
+  noisy[0].metrics["peak_bytes"] = 0;
+  const auto f = only({ratio_claim(std::nullopt, 0.63)}, noisy);
+  EXPECT_FALSE(f.log_ratio);
+  EXPECT_NEAR(*f.estimate, 630.0 * (0 + 1.15 + 0.8 + 1.2 + 0.95) / 5000.0, 1e-12);
+  EXPECT_NE(claim_evidence(f).find("Fieller"), std::string::npos) << claim_evidence(f);
 }
 
 TEST(ClaimsVerdict, ARatioFromTwoSeedsIsNotDecidedByABootstrapWithThreePossibleMeans) {
-  // A / B = 1.0435 on two seeds: the percentile bootstrap's [1, 1.087] said "supported"
+  // A / B = 1.0426 on two seeds (1.0435 the ratio of the means): the percentile bootstrap's [1, 1.087] said "supported"
   // for A / B ≥ 1; an interval valid at n = 2 cannot tell.
   std::vector<RunRecord> runs;
   const double a[] = {1.0, 1.087};
@@ -300,7 +312,7 @@ TEST(ClaimsVerdict, ARatioFromTwoSeedsIsNotDecidedByABootstrapWithThreePossibleM
   ClaimSpec c = ratio_claim(1.0, std::nullopt);
   c.metric = "eval_accuracy";
   const auto r = only({c}, runs);
-  EXPECT_NEAR(*r.estimate, 1.0435, 1e-12);
+  EXPECT_NEAR(*r.estimate, std::sqrt(1.087), 1e-12) << "the geometric mean of 1 and 1.087";
   EXPECT_EQ(r.verdict, Verdict::Inconclusive) << r.why;
   ASSERT_TRUE(r.interval);
   EXPECT_LT(r.interval->lo, 1.0);
