@@ -58,6 +58,7 @@ std::vector<std::string> mpirun_args(const SweepRunOptions& o, const LaunchArgs&
   if (o.threads >= 0) a.insert(a.end(), {"--threads", std::to_string(o.threads)});
   if (!o.data_cache.empty()) a.insert(a.end(), {"--data-cache", o.data_cache});
   if (o.retry_failed) a.push_back("--retry-failed");
+  if (!o.study_id.empty()) a.insert(a.end(), {"--study-id", o.study_id});
   if (!l.shard.empty()) a.insert(a.end(), {"--shard", l.shard});
   for (const std::string& key : o.only) a.insert(a.end(), {"--only", key});
   return a;
@@ -82,6 +83,9 @@ void add_run_command(CLI::App& app, CommandResult& result) {
       ->check(CLI::Range(0, 1024));
   cmd->add_option("--data-cache", opts->data_cache, "task data cache folder, shared by the ranks of a machine; \"none\": no disk cache (default: $LRB_DATA_CACHE, else $XDG_CACHE_HOME/lrbench/data, else ~/.cache/lrbench/data)");
   cmd->add_flag("--retry-failed", opts->retry_failed, "run failed runs again (by default a failed run counts as finished)");
+  cmd->add_option("--study-id", opts->study_id,
+                  "a new sequential study takes this identity (DIR/study.json) instead of a random one, and so replays the "
+                  "seeds of the study of that name: a reproduction, not a new study");
   cmd->add_option("--shard", launch->shard,
                   "run only shard I of N (I/N, by run key): the N shards together hold every run once; "
                   "each task of a Slurm job array runs one");

@@ -21,6 +21,7 @@
 #include "suite/slurm/sbatch_script.h"
 #include "suite/store/output_paths.h"
 #include "suite/store/results_layout.h"
+#include "suite/store/study_log.h"
 
 namespace lrb {
 namespace {
@@ -32,6 +33,7 @@ struct SlurmArgs {
   std::string spec, out;
   std::string nodes = "1", ntasks_per_node, gpus_per_task = "0", cpus_per_task;  // ntasks_per_node "": the default
   std::string time, partition, account, array, signal_lead = "120";
+  std::string study_id;  // a sequential study's identity (`run --study-id`)
   bool submit = false;
 };
 
@@ -211,6 +213,11 @@ int slurm_command(const SlurmArgs& a) {
   warn_of_idle_resources(job, spec, ex.runs.size());
   const std::string sweep_text = read_user_file(a.spec, kMaxSweepFileBytes, "sweep file");
   set_job_paths(job, a, spec, sweep_text);
+  // A sequential study's identity is settled now, before any shard starts (they read it).
+  if (!a.study_id.empty() && !spec.sweep.sequential) throw UserError("--study-id names a sequential study; " + a.spec + " is a fixed design");
+  if (spec.sweep.sequential)
+    if (const std::string id = settle_study_id(job.out, a.study_id); !id.empty())
+      fmt::print(stderr, "lrbench: study {} ({}): its seeds are its own\n", id, ResultsLayout(job.out).study_log().string());
   const fs::path final_script = job.script.parent_path() / (job.name + "-final.sbatch");
   write_scripts(job, final_script, sweep_text);
   const std::string runs = fmt::format("{} run(s)", ex.runs.size());
@@ -237,6 +244,7 @@ void add_slurm_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--array", a->array, "array mode: N tasks (or A-B), %M at a time; each runs one shard of the sweep");
   cmd->add_option("--signal-lead", a->signal_lead,
                   "seconds before the time limit at which every rank checkpoints and the job requeues (default 120)");
+  cmd->add_option("--study-id", a->study_id, "a sequential study: take this identity instead of a random one (`run --study-id`)");
   cmd->add_flag("--submit", a->submit, "submit with sbatch and print the job id (array mode: the array's, then the final job's)");
   cmd->callback([a, &result] { result.exit_code = slurm_command(*a); });
 }

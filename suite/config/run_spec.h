@@ -25,12 +25,19 @@ struct RunSpec {
   // spec["train"] and spec["measure"], parsed once (train_settings.h).
   TrainSettings train;
   std::optional<MeasureSettings> measure;  // a measurement run, not a training run
+  // The sequential study this run belongs to (its folder's DIR/study.json), "" otherwise.
+  // Not in the key: a folder holds one study. It is mixed into every seed (seed_base) and
+  // recorded in the run file's provenance.
+  std::string study;
 
   const std::string& task_name() const;
   const std::string& model_name() const;
   std::int64_t seq_len() const;
   std::int64_t seed_index() const;
   std::uint64_t base_seed() const;
+  // What every random stream derives from: base_seed, mixed with the study's identity when
+  // the run belongs to one (so that a new study draws seeds no earlier study looked at).
+  std::uint64_t seed_base() const;
   const json& task_options() const;
   const json& model_options() const;
   std::string device() const;

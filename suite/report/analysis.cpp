@@ -326,6 +326,7 @@ void judge_studies(Analysis& a, const ReportInput& input, const ClaimSettings& c
       if (listed.count(r.key)) own.push_back(r);
     StudyJudgement j = judge_sequential_study(study.design, study.claims, own, budget_spent, cs);
     StudySummary s{study.sweep, study.design, j.look_seeds, study.budget_seconds, study.spent_seconds, j.plan, a.claims.size(), 0, 0};
+    s.study_id = study.study_id;
     s.runs = own.size();
     if (j.plan.end == WavePlan::End::Running) {
       s.seconds_per_seed = seconds_per_seed_of_open_claims(study.claims, j.plan.open, own);

@@ -121,6 +121,7 @@ struct StudySummary {
   // about how many seeds the budget left still buys (from the measured run times).
   std::optional<double> seconds_per_seed;
   std::optional<double> budget_buys_seeds;
+  std::string study_id;  // "" for a study begun before studies had an identity
 };
 
 struct Analysis {

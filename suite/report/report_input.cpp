@@ -159,6 +159,7 @@ void add_manifest(ReportInput& in, const SweepManifest& manifest, const std::fil
     const StudyLog log = read_study_log(dir);
     study.spent_seconds = log.spent_seconds();
     study.ended = log.ended;
+    study.study_id = log.study_id;
     in.studies.push_back(std::move(study));
     return;
   }

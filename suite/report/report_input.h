@@ -23,6 +23,7 @@ struct SequentialStudy {
   std::string ended;         // as the study log says ("" while it runs, or with no log)
   std::string folder;
   std::vector<std::string> runs;  // its run keys (DIR/sweep.json): the judge reads only these
+  std::string study_id;           // DIR/study.json: what its seeds are mixed with ("" before identities)
 };
 
 struct ReportInput {

@@ -256,6 +256,7 @@ json study_json(const StudySummary& s) {
             {"state", wave_end_name(s.plan.end)},
             {"summary", s.plan.summary},
             {"runs", s.runs},
+            {"study_id", s.study_id.empty() ? json(nullptr) : json(s.study_id)},
             {"seconds_per_seed", opt(s.seconds_per_seed)},
             {"budget_buys_seeds", opt(s.budget_buys_seeds)},
             {"claims", json::array()}};

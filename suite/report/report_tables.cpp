@@ -542,8 +542,10 @@ Table looks_table(const Analysis& a) {
     std::string budget = study.budget_seconds ? fmt::format("budget {}, {} spent", format_budget(*study.budget_seconds),
                                                             format_budget(study.spent_seconds))
                                               : fmt::format("no budget, {} spent", format_budget(study.spent_seconds));
-    tab.notes.push_back(fmt::format("{}: seeds = {{ {} }}, looks at {} seeds; {}; {}; {} run(s)", study.sweep, study.design.text(),
-                                    fmt::join(study.look_seeds, ", "), budget, study.plan.summary, study.runs));
+    const std::string identity = study.study_id.empty() ? "seeds from base_seed alone (begun before studies had an identity)"
+                                                        : "study " + study.study_id + ", its seeds its own";
+    tab.notes.push_back(fmt::format("{}: seeds = {{ {} }}, looks at {} seeds; {}; {}; {}; {} run(s)", study.sweep, study.design.text(),
+                                    fmt::join(study.look_seeds, ", "), identity, budget, study.plan.summary, study.runs));
     for (std::size_t i = study.claims_begin; i < study.claims_end; ++i)
       tab.notes.push_back(a.claims[i].claim.name + ": " + a.claims[i].stopped);
   }
@@ -697,8 +699,12 @@ std::optional<Table> claim_plan_table(const Analysis& a) {
                       "paired seeds a fixed design needs for 80 % power at the claim's level; sequential: the seeds the design is "
                       "expected to spend at the observed effect, and its chance of deciding by max (normal approximation); "
                       "run and wall time: still to spend, from the median run time of the claim's cells (run time: summed over runs; "
-                      "wall time: with as many runs at a time as the study ran); design (assumed): a pilot's, or a study that reached "
-                      "its max, planned as the first look of a design that goes on (--max, --step)");
+                      "wall time: with as many runs at a time as the study ran); design (assumed): a pilot, or a study that reached "
+                      "its max, planned as a new study of that design (--max, --step). What is valid: a study in progress goes "
+                      "on in its own folder (the same `lrbench run`); a new study runs into another --out folder, where it takes a "
+                      "new identity (DIR/study.json) and draws seeds nobody has looked at; the seeds read here decided what this "
+                      "report shows and are never a new study's evidence (`--study-id` replays a study's seeds: a reproduction, "
+                      "not a new study)");
   return tab;
 }
 

@@ -80,7 +80,7 @@ void RunExecution::resume_from_checkpoint() {
 // Model, optimizer and training state as a run starts them: every random stream from the
 // run's seeds. Memory is counted from here (model, optimizer, activations, evaluation).
 void RunExecution::build_from_scratch(const ModelEntry& model) {
-  const std::uint64_t base = run_.base_seed();
+  const std::uint64_t base = run_.seed_base();
   const auto s = static_cast<std::uint64_t>(run_.seed_index());
   optimizer_.reset();
   model_.reset();

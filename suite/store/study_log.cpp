@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -55,7 +56,9 @@ double StudyLog::spent_seconds() const {
 json StudyLog::to_json() const {
   json s = json::array();
   for (const auto& x : sessions) s.push_back(x.to_json());
-  return {{"sessions", s}, {"ended", ended}, {"spent_s", spent_seconds()}};
+  json j = {{"sessions", s}, {"ended", ended}, {"spent_s", spent_seconds()}};
+  if (!study_id.empty()) j["study_id"] = study_id;
+  return j;
 }
 
 StudyLog StudyLog::from_json(const json& j) {
@@ -67,6 +70,8 @@ StudyLog StudyLog::from_json(const json& j) {
       log.sessions.push_back(std::move(x));
     }
     log.ended = j.value("ended", std::string());
+    log.study_id = j.value("study_id", std::string());
+    if (const std::string why = study_id_problem(log.study_id); !log.study_id.empty() && !why.empty()) throw UserError(why);
   } catch (const json::exception& e) {
     throw UserError(std::string("not a study log (") + e.what() + ")");
   }
@@ -130,6 +135,45 @@ void StudyClock::write(const std::string& ended) {
   // Never write what read_study_log would refuse: the folder would be stuck.
   LRB_CHECK(me_.problem().empty(), "a study session's own times are out of order");
   write_file_atomic(where.study_log(), log.to_json().dump(1) + "\n");
+}
+
+std::string study_id_problem(const std::string& id) {
+  const bool hex = std::all_of(id.begin(), id.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  if (id.empty() || id.size() > 32 || !hex) return fmt::format("'{}' is not a study id: 1 to 32 of the characters 0-9 and a-f", id);
+  return "";
+}
+
+std::string settle_study_id(const std::filesystem::path& dir, const std::string& requested) {
+  namespace fs = std::filesystem;
+  if (!requested.empty())
+    if (const std::string why = study_id_problem(requested); !why.empty()) throw UserError("--study-id: " + why);
+  const ResultsLayout where(dir);
+  fs::create_directories(dir);
+  FileLock lock(where.study_lock());
+  const bool fresh = !(fs::exists(where.runs()) && !fs::is_empty(where.runs())) && !fs::exists(where.merged());
+  StudyLog log = read_study_log(dir);
+  if (!log.study_id.empty()) {
+    if (!requested.empty() && requested != log.study_id)
+      throw UserError(fmt::format("--study-id {}: the study in {} is {} ({}); leave --study-id out to go on with it, or start "
+                                  "study {} in another --out folder",
+                                  requested, dir.string(), log.study_id, where.study_log().string(), requested));
+    return log.study_id;
+  }
+  if (!fresh || !log.sessions.empty()) {
+    if (!requested.empty())
+      throw UserError(fmt::format("--study-id {}: the study in {} began before studies had an identity, and its runs keep the "
+                                  "seeds they were drawn with; leave --study-id out to go on with it",
+                                  requested, dir.string()));
+    return "";
+  }
+  if (requested.empty()) {
+    std::random_device entropy;  // a new study: seeds nobody has looked at
+    log.study_id = fmt::format("{:08x}{:08x}", entropy(), entropy());
+  } else {
+    log.study_id = requested;  // a replay, asked for by name
+  }
+  write_file_atomic(where.study_log(), log.to_json().dump(1) + "\n");
+  return log.study_id;
 }
 
 }  // namespace lrb

@@ -30,6 +30,11 @@ struct StudySession {
 struct StudyLog {
   std::vector<StudySession> sessions;
   std::string ended;   // how the study ended ("every claim decided", "budget spent", ...), "" while it runs
+  // The study's identity, mixed into every random stream of its runs (RunSpec::seed_base):
+  // a new study of the same claims, in another folder, draws new seeds instead of replaying
+  // the ones already looked at. "" for a study that began before studies had one (its runs
+  // keep the seeds they were drawn with).
+  std::string study_id;
 
   double spent_seconds() const;  // the length of the union of the sessions' intervals
   nlohmann::json to_json() const;
@@ -41,6 +46,16 @@ struct StudyLog {
 StudyLog read_study_log(const std::filesystem::path& dir);
 
 double unix_seconds_now();
+
+// The identity of the sequential study in `dir`, settled once under DIR/.lock-study (shards
+// of an array, or `lrbench slurm` before them, settle it together): the recorded one; else,
+// for a folder where nothing of the study has been seen yet (no run file, no merged file,
+// no session), `requested` or a new random one, recorded; else "" (a study begun before
+// identities keeps its seeds). UserError when `requested` is not a study id (1 to 32 of
+// 0-9 a-f) or differs from what the folder holds.
+std::string settle_study_id(const std::filesystem::path& dir, const std::string& requested);
+// Why `id` is not a study id, or "".
+std::string study_id_problem(const std::string& id);
 
 // One session's clock: registered when made, its end moved forward by beat(), written when
 // destroyed. Every write merges with what other sessions wrote meanwhile. Its start is the

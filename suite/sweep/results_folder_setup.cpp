@@ -8,6 +8,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/store/results_folder.h"
+#include "suite/store/study_log.h"
 #include "suite/store/sweep_manifest.h"
 
 namespace lrb {
@@ -24,7 +25,7 @@ void check_same_claims(const fs::path& out, const std::vector<ClaimSpec>& record
                        const std::vector<ClaimSpec>& claims) {
   const std::string manifest = ResultsLayout(out).manifest().string();
   const std::string fix = "; a study's claims cannot change once it has looked at results: keep the claim as it was, or "
-                          "study the new claim in another --out folder (a new study, with a new [sweep] base_seed so that it draws new seeds)";
+                          "study the new claim in another --out folder (a new study: it takes an identity of its own and draws new seeds)";
   for (const ClaimSpec& now : claims) {
     const auto was = std::find_if(recorded.begin(), recorded.end(), [&](const ClaimSpec& c) { return c.name == now.name; });
     if (was == recorded.end())
@@ -114,9 +115,12 @@ void write_sweep_manifest(const fs::path& out, const SweepSpec& spec, const Expa
 }  // namespace
 
 OpenedFolder open_results_folder(const fs::path& out, const SweepSpec& spec, const ExpandedSweep& ex,
-                                 const std::vector<std::size_t>& mine, const Shard& shard, bool retry_failed) {
+                                 const std::vector<std::size_t>& mine, const Shard& shard, bool retry_failed,
+                                 const std::string& study_id) {
   OpenedFolder opened;
   const ResultsLayout where(out);
+  if (!study_id.empty() && !spec.sweep.sequential)
+    throw UserError("--study-id names a sequential study; " + spec.file + " is a fixed design (seeds = N)");
   fs::create_directories(where.runs());
   fs::create_directories(where.checkpoints());
   if (shard.whole()) {
@@ -129,6 +133,7 @@ OpenedFolder open_results_folder(const fs::path& out, const SweepSpec& spec, con
     opened.shard_lock = std::make_unique<FolderLock>(where.shard_lock(shard.index, shard.count));
   }
   check_same_sweep(out, spec, ex);
+  if (spec.sweep.sequential) opened.study_id = settle_study_id(out, study_id);
   opened.scan = scan_for_resume(out, ex.runs, mine, retry_failed, shard.whole() ? StaleScope::AnyHost : StaleScope::ThisHostOnly,
                                 spec.sweep.sequential.has_value());
   if (spec.sweep.sequential && !shard.whole()) read_other_shards(out, ex.runs, mine, opened.scan.finished_records);

@@ -19,11 +19,14 @@ struct OpenedFolder {
   std::unique_ptr<FolderLock> lock;        // held until the job ends
   std::unique_ptr<FolderLock> shard_lock;  // a shard's own, against a second process for it
   ScanResult scan;
+  std::string study_id;  // a sequential study's identity (settle_study_id), "" otherwise
 };
 
 // Throws UserError (the user can fix it: another sweep's folder, a changed sequential
 // design, shards of another count at work) or another exception (the disk, permissions).
+// `study_id`: what a new sequential study is to be called ("" for a random identity).
 OpenedFolder open_results_folder(const std::filesystem::path& out, const SweepSpec& spec, const ExpandedSweep& ex,
-                                 const std::vector<std::size_t>& mine, const Shard& shard, bool retry_failed);
+                                 const std::vector<std::size_t>& mine, const Shard& shard, bool retry_failed,
+                                 const std::string& study_id = "");
 
 }  // namespace lrb

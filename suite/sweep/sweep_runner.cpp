@@ -124,7 +124,7 @@ std::optional<OpenedFolder> open_folder(const MpiSession& mpi, JobSteps& steps, 
   int failed = kExitDone;
   if (mpi.rank() == 0)
     failed = exit_code_of([&] {
-      opened = open_results_folder(options.out_dir, job.spec, job.ex, job.mine, options.shard, options.retry_failed);
+      opened = open_results_folder(options.out_dir, job.spec, job.ex, job.mine, options.shard, options.retry_failed, options.study_id);
     });
   // Usage (2) wins over environment (1): both stop every rank before any work.
   steps.agree(JobStep::folder_opened, failed);
@@ -135,6 +135,17 @@ std::optional<OpenedFolder> open_folder(const MpiSession& mpi, JobSteps& steps, 
     throw;
   }
   return opened;
+}
+
+// A sequential study's identity, settled by rank 0 as it opened the folder, on every rank:
+// every seed of its runs is mixed with it.
+void join_study(const MpiSession& mpi, Job& job, const std::optional<OpenedFolder>& folder, const SweepRunOptions& options) {
+  if (!job.spec.sweep.sequential) return;
+  const std::string id = folder ? folder->study_id : read_study_log(options.out_dir).study_id;
+  for (auto& r : job.ex.runs) r.study = id;
+  if (mpi.rank() == 0 && !id.empty())
+    fmt::print(stderr, "lrbench: study {} ({}): its seeds are its own; another folder is another study with other seeds\n", id,
+               ResultsLayout(options.out_dir).study_log().string());
 }
 
 // Rank 0's scheduler of a sequential study: the judge from the CLI, and each run's queue item.
@@ -284,9 +295,10 @@ void suggest_rank_per_core(const Job& job, std::size_t runs) {
 
 // The job from its sweep file to its exit code, every collective a step of `steps`.
 int run_job(const MpiSession& mpi, JobSteps& steps, const SweepRunOptions& options) {
-  const Job job = read_sweep(mpi, steps, options);
+  Job job = read_sweep(mpi, steps, options);
   std::optional<OpenedFolder> folder = open_folder(mpi, steps, job, options);  // rank 0's; empty elsewhere
   ScanResult scan = folder ? std::move(folder->scan) : ScanResult{};
+  join_study(mpi, job, folder, options);
   std::unique_ptr<StudyClock> clock;
   std::unique_ptr<SequentialSource> source;
   const std::vector<std::int64_t> pending = plan_runs(mpi, steps, job, options, &scan, &clock, &source);

@@ -27,6 +27,9 @@ struct SweepRunOptions {
   // sweep's folder (suite/sweep/run_selection.h); `lrbench ab` runs a cell at a time so.
   std::vector<std::string> only;
   std::string data_cache;     // --data-cache: a folder, "none", or "" for the default (suite/run/data_cache.h)
+  // --study-id: a new sequential study takes this identity instead of a random one (a replay
+  // of a study's seeds, asked for by name); refused where the folder's study has another.
+  std::string study_id;
   // For a sequential study (seeds = { first, step, max }): makes the judge of its looks.
   // The run layer does not evaluate claims; the CLI gives the report's judge
   // (suite/report/sequential_claims.h). Without it a sequential sweep is refused.

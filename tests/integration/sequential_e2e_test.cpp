@@ -26,8 +26,12 @@ using json = nlohmann::json;
 using test::Child;
 using test::TempDir;
 
+// Every folder here replays one study (--study-id): the same seeds, so folders compare run
+// by run. Without it each folder is a study of its own, with seeds of its own.
+constexpr const char* kStudy = "5eed";
+
 std::vector<std::string> run_cmd(const TempDir& t, const std::string& out) {
-  return {test::lrbench(), "run", (t / "seq.toml").string(), "--out", (t / out).string()};
+  return {test::lrbench(), "run", (t / "seq.toml").string(), "--out", (t / out).string(), "--study-id", kStudy};
 }
 
 json report_json(const std::filesystem::path& dir) {
@@ -130,6 +134,9 @@ TEST_F(SlowSequential, DrawsSeedsOnlyForOpenClaimsAndTheReportShowsEveryLook) {
   EXPECT_EQ(study.at("look_seeds"), json::array({2, 4, 6, 8}));
   const json log = json::parse(read_text(reference() / "study.json"));
   EXPECT_EQ(log.at("ended"), "max reached");
+  EXPECT_EQ(log.at("study_id"), kStudy);
+  EXPECT_EQ(study.at("study_id"), kStudy);
+  for (const auto& [key, rec] : test::read_runs(reference())) EXPECT_EQ(rec.provenance.at("study_id"), kStudy) << key;
   // The terminal report says how each verdict was reached.
   const auto text = test::run({test::lrbench(), "report", reference().string()});
   EXPECT_NE(text.output.find("claims — looks of the sequential design"), std::string::npos) << text.output;
@@ -149,6 +156,40 @@ TEST_F(SlowSequential, RunningTheFinishedStudyAgainDoesNothing) {
 
 // A stop at any moment — in the first milliseconds, or in the middle of a later wave — ends
 // with 3, and the same command carries on from the last look to the same study.
+// A new folder is a new study: without --study-id it takes an identity of its own and draws
+// other seeds than every study before it (issue 66: the same base_seed used to replay the
+// seeds already looked at). The same id again is the same study, seed for seed; a folder's
+// id cannot be changed.
+TEST_F(SlowSequential, ANewFolderIsANewStudyWithSeedsOfItsOwn) {
+  TempDir t;
+  test::write_text(t / "seq.toml", test::tiny_sequential_sweep());
+  std::vector<std::string> cmd = run_cmd(t, "fresh");
+  cmd.resize(cmd.size() - 2);  // no --study-id
+  const auto fresh = test::run(cmd);
+  ASSERT_EQ(fresh.code, kExitDone) << fresh.output;
+  const std::string id = json::parse(read_text(t / "fresh" / "study.json")).at("study_id");
+  EXPECT_EQ(id.size(), 16u);
+  EXPECT_NE(id, kStudy);
+  EXPECT_NE(fresh.output.find("study " + id), std::string::npos) << fresh.output;
+  const auto ref = test::read_runs(reference()), other = test::read_runs(t / "fresh");
+  std::size_t same_key = 0, same_loss = 0;
+  for (const auto& [key, rec] : other) {
+    EXPECT_EQ(rec.provenance.at("study_id"), id);
+    const auto it = ref.find(key);
+    if (it == ref.end()) continue;
+    ++same_key;
+    same_loss += rec.metrics.at("eval_loss") == it->second.metrics.at("eval_loss");
+  }
+  EXPECT_GT(same_key, 4u) << "the runs keep their keys";
+  EXPECT_EQ(same_loss, 0u) << "and draw other seeds";
+  const auto changed = test::run({test::lrbench(), "run", (t / "seq.toml").string(), "--out", (t / "fresh").string(), "--study-id", kStudy});
+  EXPECT_EQ(changed.code, kExitUsage) << changed.output;
+  EXPECT_NE(changed.output.find("the study in"), std::string::npos) << changed.output;
+  const auto bad = test::run({test::lrbench(), "run", (t / "seq.toml").string(), "--out", (t / "bad").string(), "--study-id", "Z!"});
+  EXPECT_EQ(bad.code, kExitUsage) << bad.output;
+  EXPECT_NE(bad.output.find("is not a study id"), std::string::npos) << bad.output;
+}
+
 TEST_F(SlowSequential, AStopAtAnyMomentResumesToTheSameStudy) {
   for (const auto delay : {std::chrono::milliseconds(30), std::chrono::milliseconds(0)}) {
     TempDir t;

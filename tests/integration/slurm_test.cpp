@@ -315,7 +315,7 @@ TEST_F(SlurmTest, ASequentialStudyChainsAnArrayPerWaveToTheSameVerdicts) {
   std::string spec = test::tiny_sequential_sweep();
   spec.replace(spec.find("name = \"tiny-seq\""), 17, "name = \"seq-array\"");
   test::write_text(t / "seq.toml", spec);
-  auto ref = test::run({test::lrbench(), "run", (t / "seq.toml").string(), "--out", (t / "ref").string()});
+  auto ref = test::run({test::lrbench(), "run", (t / "seq.toml").string(), "--out", (t / "ref").string(), "--study-id", "5eed"});
   ASSERT_EQ(ref.code, kExitDone) << ref.output;
 
   struct CancelChain {  // the later waves' jobs were submitted by the final jobs, not by this test
@@ -323,7 +323,7 @@ TEST_F(SlurmTest, ASequentialStudyChainsAnArrayPerWaveToTheSameVerdicts) {
       for (const char* name : {"lrb-seq-array", "lrb-seq-array-final"}) (void)test::run({"scancel", "--name", name}, 30s);
     }
   } cancel_chain;
-  const auto ids = submit(t / "seq.toml", t / "out", {"--array=0-1", "--time", "10"});
+  const auto ids = submit(t / "seq.toml", t / "out", {"--array=0-1", "--time", "10", "--study-id", "5eed"});
   ASSERT_EQ(ids.size(), 2u);
   // The study has ended when a final job says so; four looks take at most four arrays.
   std::string ended_log;
@@ -378,9 +378,9 @@ TEST_F(SlurmTest, ASequentialStudyAsOneMpiJobMatchesOneProcess) {
   std::string spec = test::tiny_sequential_sweep();
   spec.replace(spec.find("name = \"tiny-seq\""), 17, "name = \"seq-mpi\"");
   test::write_text(t / "seq.toml", spec);
-  auto ref = test::run({test::lrbench(), "run", (t / "seq.toml").string(), "--out", (t / "ref").string()});
+  auto ref = test::run({test::lrbench(), "run", (t / "seq.toml").string(), "--out", (t / "ref").string(), "--study-id", "5eed"});
   ASSERT_EQ(ref.code, kExitDone) << ref.output;
-  const auto ids = submit(t / "seq.toml", t / "out", {"--ntasks-per-node", "2", "--time", "10"});
+  const auto ids = submit(t / "seq.toml", t / "out", {"--ntasks-per-node", "2", "--time", "10", "--study-id", "5eed"});
   ASSERT_EQ(ids.size(), 1u);
   const auto job = test::wait_job_ended(ids[0], 300s);
   const std::string log = read_text(t / "out" / "slurm" / ("seq-mpi-" + ids[0] + ".log"));

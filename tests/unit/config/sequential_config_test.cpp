@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "suite/config/expand.h"
+#include "suite/config/run_spec.h"
 #include "suite/config/sweep_spec.h"
 #include "suite/core/errors.h"
 #include "tests/support/bad_sweeps.h"
@@ -56,6 +57,21 @@ TEST(SequentialClaimsConfig, ADesignExpandsToMaxSeedsWithItsBudget) {
   EXPECT_EQ(spec.sweep.sequential->look_seeds(), (std::vector<std::int64_t>{5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60}));
   EXPECT_EQ(expand_sweep(spec).runs.size(), 120u);
   EXPECT_EQ((SequentialSeeds{2, 5, 13}.look_seeds()), (std::vector<std::int64_t>{2, 7, 12, 13}));
+}
+
+// A study's identity is mixed into every seed of its runs, not into their keys: without one
+// a run seeds from base_seed exactly as before (today's folders keep their bits).
+TEST(SequentialClaimsConfig, AStudysIdentityMixesIntoTheSeedsNotTheKeys) {
+  RunSpec run = expand_sweep(parse_sweep(kSequential, "seq.toml")).runs.front();
+  const std::string key = run.key;
+  EXPECT_EQ(run.seed_base(), run.base_seed());
+  run.study = "5eed";
+  const std::uint64_t a = run.seed_base();
+  run.study = "5eee";
+  EXPECT_NE(run.seed_base(), a);
+  EXPECT_NE(a, run.base_seed());
+  EXPECT_EQ(run.key, key);
+  EXPECT_EQ(run_key_of(run.spec), key);
 }
 
 using BadDesign = test::BadSweep;
