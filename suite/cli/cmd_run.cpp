@@ -17,7 +17,7 @@
 #include "suite/core/files.h"
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/mpirun_launch.h"
-#include "suite/report/sequential_claims.h"
+#include "suite/report/claims/sequential_claims.h"
 #include "suite/store/output_paths.h"
 #include "suite/sweep/rank_layout.h"
 #include "suite/sweep/sweep_runner.h"

@@ -14,7 +14,7 @@
 #include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
 #include "suite/registry/registry.h"
-#include "suite/report/study_progress.h"
+#include "suite/report/claims/study_progress.h"
 #include "suite/store/results_folder.h"
 #include "suite/store/sweep_manifest.h"
 #include "suite/store/sweep_status.h"

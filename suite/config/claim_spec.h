@@ -14,7 +14,7 @@
 // Selectors are checked against the expanded sweep before anything runs (each side must
 // name exactly one cell, or for scaling one cell per value of `over`), so a claim that
 // cannot be tested is a file:line:column error, not a surprise in the report. The report
-// (suite/report/claims.h) turns each claim into a verdict.
+// (suite/report/claims/claims.h) turns each claim into a verdict.
 #include <optional>
 #include <string>
 #include <utility>

@@ -1,6 +1,6 @@
 #pragma once
 // A sequential study: `seeds = { first = 5, step = 5, max = 60 }` in [sweep]. Every cell runs
-// seeds 0 .. first−1; then, at each look, the report's judge (suite/report/sequential_claims.h)
+// seeds 0 .. first−1; then, at each look, the report's judge (suite/report/claims/sequential_claims.h)
 // decides every claim it can from the finished runs, and only the cells of claims still
 // open get the next `step` seeds, up to `max`. An optional `budget` bounds the study's wall
 // time. The seeds a look reads are the first n_k seed indices, n_k = first, first + step, ...,

@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "suite/report/cells.h"
-#include "suite/report/claims.h"
+#include "suite/report/claims/claims.h"
 #include "suite/report/cost_to_target.h"
 #include "suite/report/pareto.h"
-#include "suite/report/sequential_claims.h"
-#include "suite/report/study_plan.h"
+#include "suite/report/claims/sequential_claims.h"
+#include "suite/report/claims/study_plan.h"
 #include "suite/report/report_input.h"
 #include "suite/report/targets.h"
 #include "suite/report/variants.h"

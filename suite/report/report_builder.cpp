@@ -4,6 +4,7 @@
 
 #include "suite/core/text.h"
 #include "suite/report/report_json.h"
+#include "suite/report/claims/claim_tables.h"
 #include "suite/report/report_tables.h"
 
 namespace lrb {

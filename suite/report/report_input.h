@@ -13,7 +13,7 @@
 namespace lrb {
 
 // A sequential study found in a folder (DIR/sweep.json with a design): its claims are judged
-// look by look (suite/report/sequential_claims.h), not as a fixed design.
+// look by look (suite/report/claims/sequential_claims.h), not as a fixed design.
 struct SequentialStudy {
   std::string sweep;
   SequentialSeeds design;

@@ -22,8 +22,6 @@ std::vector<Table> report_tables(const Analysis& a);
 std::vector<Table> leaderboard_tables(const Analysis& a);
 
 // `lrbench plan`: what settling each inconclusive claim would cost; none without one.
-std::optional<Table> claim_plan_table(const Analysis& a);
-
 const char* correction_label(stats::Correction c);  // "Holm", "Benjamini–Hochberg", "none"
 
 // How a scaling fit reads: "constant", "linear" or "quadratic" when its slope interval comes

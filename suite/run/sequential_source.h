@@ -1,7 +1,7 @@
 #pragma once
 // A sequential study's side of the work queue (rank 0 of `lrbench run`): it holds the
 // records of every finished run of the sweep, asks the study's judge (given by the CLI:
-// suite/report/sequential_claims.h) what the last look decided, and hands out the wave the
+// suite/report/claims/sequential_claims.h) what the last look decided, and hands out the wave the
 // open claims need. When a wave's last runs are still training, an idle rank is given one run
 // of the next wave of the claims still open (it may prove unneeded if the look then decides
 // them: it is kept and reported, but never read by a look that did not ask for it).

@@ -24,7 +24,7 @@ struct SweepManifest {
   std::vector<SkippedCombination> skipped;  // combinations the sweep could not run
   std::vector<ClaimSpec> claims;            // the sweep's [[claim]]s, checked
   // A sequential study's design (seeds = { first, step, max }) and budget: the report
-  // replays its looks from the run files (suite/report/sequential_claims.h).
+  // replays its looks from the run files (suite/report/claims/sequential_claims.h).
   std::optional<SequentialSeeds> sequential;
   std::optional<double> budget_seconds;
   std::vector<WaveRun> wave_runs;  // sequential: per run (as `runs`), its seed and the claims it feeds

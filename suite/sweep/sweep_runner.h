@@ -32,7 +32,7 @@ struct SweepRunOptions {
   std::string study_id;
   // For a sequential study (seeds = { first, step, max }): makes the judge of its looks.
   // The run layer does not evaluate claims; the CLI gives the report's judge
-  // (suite/report/sequential_claims.h). Without it a sequential sweep is refused.
+  // (suite/report/claims/sequential_claims.h). Without it a sequential sweep is refused.
   std::function<StudyJudge(const SequentialSeeds&, const std::vector<ClaimSpec>&)> make_judge;
 };
 

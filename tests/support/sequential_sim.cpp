@@ -9,8 +9,8 @@
 #include "suite/config/claim_spec.h"
 #include "suite/config/run_spec.h"
 #include "suite/core/errors.h"
-#include "suite/report/claims.h"
-#include "suite/report/sequential_claims.h"
+#include "suite/report/claims/claims.h"
+#include "suite/report/claims/sequential_claims.h"
 #include "suite/stats/t_tests.h"
 
 namespace lrb::test {

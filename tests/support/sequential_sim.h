@@ -1,6 +1,6 @@
 #pragma once
 // Simulated studies of one paired claim ("A is better than B"), judged as lrbench judges
-// them: the sequential judge of suite/report/sequential_claims.h on run records, against
+// them: the sequential judge of suite/report/claims/sequential_claims.h on run records, against
 // the naive rule (a fixed-n 95 % t interval at every look, stopping when it clears) and the
 // fixed design (one test at max seeds). Shared by the simulation test
 // (tests/unit/report/sequential_claims_test.cpp) and the benchmark (tests/bench/sequential_sim.sh).

@@ -9,7 +9,7 @@
 #include "suite/contracts/figures.h"
 #include "suite/contracts/metrics.h"
 #include "suite/report/analysis.h"
-#include "suite/report/claims.h"
+#include "suite/report/claims/claims.h"
 #include "suite/report/report_input.h"
 #include "suite/report/report_tables.h"
 #include "tests/support/report_runs.h"

@@ -12,7 +12,7 @@
 #include <limits>
 
 #include "suite/report/analysis.h"
-#include "suite/report/claims.h"
+#include "suite/report/claims/claims.h"
 #include "suite/report/report_json.h"
 #include "suite/stats/multiple_testing.h"
 #include "suite/stats/power.h"

@@ -10,7 +10,7 @@
 #include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
 #include "suite/report/analysis.h"
-#include "suite/report/claims.h"
+#include "suite/report/claims/claims.h"
 #include "suite/report/escape.h"
 #include "suite/report/report_builder.h"
 #include "suite/report/report_input.h"

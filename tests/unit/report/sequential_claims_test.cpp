@@ -1,4 +1,4 @@
-// SequentialClaims*: a sequential study's judge (suite/report/sequential_claims.h) decides claims look
+// SequentialClaims*: a sequential study's judge (suite/report/claims/sequential_claims.h) decides claims look
 // by look as a pure function of the runs; and its verdicts stay honest under optional
 // stopping, shown by simulation against the naive rule, which the same test catches.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <random>
 
-#include "suite/report/sequential_claims.h"
+#include "suite/report/claims/sequential_claims.h"
 #include "suite/stats/ratio.h"
 #include "suite/stats/t_tests.h"
 #include "tests/support/report_runs.h"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "suite/config/run_spec.h"
-#include "suite/report/claims.h"
+#include "suite/report/claims/claims.h"
 #include "suite/report/variants.h"
 #include "tests/support/report_runs.h"
 

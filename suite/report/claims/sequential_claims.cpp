@@ -1,4 +1,4 @@
-#include "suite/report/sequential_claims.h"
+#include "suite/report/claims/sequential_claims.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/report/cells.h"
-#include "suite/report/claim_sides.h"
+#include "suite/report/claims/claim_sides.h"
 #include "suite/stats/group_sequential.h"
 #include "suite/stats/power.h"
 #include "suite/stats/ratio.h"

@@ -1,4 +1,4 @@
-#include "suite/report/claims.h"
+#include "suite/report/claims/claims.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include "suite/contracts/figures.h"
 #include "suite/core/text.h"
 #include "suite/report/cells.h"
-#include "suite/report/claim_sides.h"
+#include "suite/report/claims/claim_sides.h"
 #include "suite/report/efficiency.h"
 #include "suite/report/text_format.h"
 #include "suite/stats/multiple_testing.h"

@@ -1,4 +1,4 @@
-#include "suite/report/study_plan.h"
+#include "suite/report/claims/study_plan.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "suite/report/claim_sides.h"
+#include "suite/report/claims/claim_sides.h"
 #include "suite/stats/group_sequential.h"
 #include "suite/stats/power.h"
 #include "suite/stats/sample_stats.h"

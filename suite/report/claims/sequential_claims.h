@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "suite/config/sequential_design.h"
-#include "suite/report/claims.h"
+#include "suite/report/claims/claims.h"
 
 namespace lrb {
 

@@ -1,4 +1,4 @@
-#include "suite/report/claim_sides.h"
+#include "suite/report/claims/claim_sides.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "suite/report/study_progress.h"
+#include "suite/report/claims/study_progress.h"
 
 #include <set>
 #include <string_view>

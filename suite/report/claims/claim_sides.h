@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "suite/config/claim_spec.h"
-#include "suite/report/claims.h"
+#include "suite/report/claims/claims.h"
 #include "suite/stats/paired.h"
 #include "suite/store/run_record.h"
 

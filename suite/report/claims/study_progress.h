@@ -1,6 +1,6 @@
 #pragma once
 // Where a sequential study stands, read from its folder without changing anything: its
-// judgement (suite/report/sequential_claims.h) on the finished runs, the runs of the current
+// judgement (suite/report/claims/sequential_claims.h) on the finished runs, the runs of the current
 // wave still to finish, and its time against its budget. `lrbench status` prints it for the
 // Slurm scripts (which requeue while a wave has runs left, and chain the waves of an array);
 // `lrbench plan` starts from it.
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "suite/report/sequential_claims.h"
+#include "suite/report/claims/sequential_claims.h"
 #include "suite/store/sweep_manifest.h"
 
 namespace lrb {
