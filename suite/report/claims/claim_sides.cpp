@@ -7,6 +7,7 @@
 
 #include "suite/contracts/figures.h"
 #include "suite/report/cells.h"
+#include "suite/stats/ratio.h"
 
 namespace lrb::claim_sides {
 
@@ -112,6 +113,12 @@ EdgeDecision decide_on_the_edge(const ClaimSpec& c, bool exact) {
   if (c.kind == ClaimKind::NotWorse)
     return {Verdict::Supported, "the exact difference sits at the margin: not worse by more than the margin"};
   return {Verdict::Refuted, "the exact difference equals the threshold: a tie is not better"};
+}
+
+RatioInterval ratio_interval(const std::vector<double>& a, const std::vector<double>& b, double critical) {
+  // (Ratios the same on every seed go to Fieller's, which reads them as a point.)
+  if (const auto log = stats::paired_log_ratio(a, b, critical); log && log->sd_log > 0) return {log->interval, log->ratio};
+  return {stats::fieller_paired_ratio(a, b, critical), std::nullopt};
 }
 
 }  // namespace lrb::claim_sides

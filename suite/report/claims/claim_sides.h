@@ -49,6 +49,15 @@ extern const char* const kNoSpreadWhy;
 // Supported / refuted / inconclusive as [lo, hi] lies in, outside or across [min, max].
 void decide_region(ClaimResult& r, double lo, double hi, const std::optional<double>& min, const std::optional<double>& max);
 
+// A ratio claim's interval at a critical t, for the fixed and the sequential judge alike:
+// the paired log-ratios' where every value is positive and the ratios are not all equal
+// (`geometric_mean` set), else Fieller's (no interval when it is unbounded).
+struct RatioInterval {
+  std::optional<stats::Interval> interval;
+  std::optional<double> geometric_mean;  // set when judged on the log scale
+};
+RatioInterval ratio_interval(const std::vector<double>& a, const std::vector<double>& b, double critical);
+
 // The threshold Δ must beat (better: margin; not-worse: −margin), in the metric's direction.
 double paired_threshold(const ClaimSpec& c, bool higher_is_better);
 

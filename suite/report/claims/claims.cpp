@@ -17,7 +17,6 @@
 #include "suite/stats/multiple_testing.h"
 #include "suite/stats/paired.h"
 #include "suite/stats/power.h"
-#include "suite/stats/ratio.h"
 #include "suite/stats/scaling_fit.h"
 #include "suite/stats/t_tests.h"
 
@@ -84,15 +83,10 @@ void evaluate_ratio(ClaimResult& r, const std::vector<RunRecord>& runs, const Cl
   // means, and undercovers), so a verdict from few seeds is one the data allow: on the
   // paired log-ratios where every value is positive, else Fieller's.
   const double critical = stats::t_critical(r.confidence, static_cast<double>(r.n - 1));
-  // (Ratios the same on every seed go to Fieller's, which reads them as before.)
-  if (const auto log = stats::paired_log_ratio(xa, xb, critical); log && log->sd_log > 0) {
-    r.log_ratio = true;
-    r.estimate = log->ratio;
-    r.interval = log->interval;
-    decide_region(r, log->interval.lo, log->interval.hi, r.claim.at_least, r.claim.at_most);
-    return;
-  }
-  const std::optional<stats::Interval> ci = stats::fieller_paired_ratio(xa, xb, critical);
+  const RatioInterval judged = ratio_interval(xa, xb, critical);
+  r.log_ratio = judged.geometric_mean.has_value();
+  if (judged.geometric_mean) r.estimate = judged.geometric_mean;
+  const std::optional<stats::Interval>& ci = judged.interval;
   if (!ci) {
     r.verdict = Verdict::Inconclusive;
     r.why = "Fieller's interval is unbounded: mean(B) is not clear of 0 at this level";

@@ -14,7 +14,6 @@
 #include "suite/report/claims/claim_sides.h"
 #include "suite/stats/group_sequential.h"
 #include "suite/stats/power.h"
-#include "suite/stats/ratio.h"
 #include "suite/stats/sample_stats.h"
 #include "suite/stats/sequential_t.h"
 #include "suite/stats/scaling_fit.h"
@@ -196,12 +195,11 @@ LookTest test_ratio_look(const ClaimSpec& c, const LookData& L, double nominal) 
   std::optional<stats::Interval> ci;
   if (L.exact && L.n >= 1) {
     ci = stats::Interval{*t.estimate, *t.estimate};
-  } else if (const auto log = stats::paired_log_ratio(L.a, L.b, crit); log && log->sd_log > 0) {
-    t.log_ratio = true;  // every value positive: the paired log-ratios' t interval
-    t.estimate = log->ratio;
-    ci = log->interval;
   } else {
-    ci = stats::fieller_paired_ratio(L.a, L.b, crit);
+    const RatioInterval judged = ratio_interval(L.a, L.b, crit);
+    ci = judged.interval;
+    t.log_ratio = judged.geometric_mean.has_value();
+    if (judged.geometric_mean) t.estimate = judged.geometric_mean;
   }
   if (!ci) {
     t.why = "Fieller's interval is unbounded at this look's level (mean(B) is not yet clear of 0)";

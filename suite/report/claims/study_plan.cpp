@@ -13,6 +13,7 @@
 #include "suite/stats/power.h"
 #include "suite/stats/sample_stats.h"
 #include "suite/stats/sequential_outlook.h"
+#include "suite/stats/ratio.h"
 #include "suite/stats/sequential_t.h"
 
 namespace lrb {
@@ -49,9 +50,13 @@ std::optional<std::vector<double>> tested_values(const ClaimResult& r, const std
     else bound = c.at_most ? *c.at_most : *c.at_least;
     // On the scale the judge reads it: the paired log-ratios against ln(bound) where every
     // value is positive, else A − bound·B.
-    bool positive = bound > 0;
-    for (auto s : p.seeds) positive = positive && va.at(s) > 0 && vb.at(s) > 0 && std::isfinite(va.at(s)) && std::isfinite(vb.at(s));
-    for (auto s : p.seeds) v.push_back(positive ? std::log(va.at(s) / vb.at(s)) - std::log(bound) : va.at(s) - bound * vb.at(s));
+    std::vector<double> a, b;
+    for (auto s : p.seeds) {
+      a.push_back(va.at(s));
+      b.push_back(vb.at(s));
+    }
+    const bool positive = bound > 0 && stats::all_positive(a, b);
+    for (std::size_t i = 0; i < a.size(); ++i) v.push_back(positive ? std::log(a[i] / b[i]) - std::log(bound) : a[i] - bound * b[i]);
   } else {
     const double thr = paired_threshold(c, r.higher_is_better);
     for (auto s : p.seeds) v.push_back(va.at(s) - vb.at(s) - thr);
