@@ -1,4 +1,5 @@
-// lrbench list [models|tasks]: every registered model and task with its options.
+// lrbench list [models|tasks|streams]: every registered model and task with its options, and
+// the random streams a run draws from.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -6,6 +7,7 @@
 
 #include "suite/cli/command.h"
 #include "suite/core/errors.h"
+#include "suite/core/seeds.h"
 #include "suite/core/exit_codes.h"
 #include "suite/core/text.h"
 #include "suite/registry/registry.h"
@@ -68,6 +70,10 @@ int list_markdown() {
     fmt::print("\n### {}\n\n{} ({})\n\n", name, e.summary, e.uses_seq_len ? "seq_len required" : "fixed size");
     markdown_schema(e.schema);
   }
+  fmt::print("\n## Random streams\n\n"
+             "Every run draws from these streams, each at its seed index unless `[sweep] vary` or `fixed` names it\n"
+             "(no model or task draws from another):\n\n| stream | what it draws |\n| --- | --- |\n");
+  for (const auto& s : kStreams) fmt::print("| `{}` | {} |\n", s.name, s.what);
   return kExitDone;
 }
 
@@ -92,14 +98,18 @@ int list(const std::string& what) {
       print_schema(e.schema);
     }
   }
+  if (what.empty() || what == "streams") {
+    fmt::print("random streams (each at the run's seed index unless [sweep] vary or fixed names it):\n");
+    for (const auto& s : kStreams) fmt::print("  {:<8} {}\n", s.name, s.what);
+  }
   return kExitDone;
 }
 
 void add_list_command(CLI::App& app, CommandResult& result) {
   auto what = std::make_shared<std::string>();
   auto markdown = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("list", "list the registered models and tasks with their options, types and defaults");
-  cmd->add_option("what", *what, "models or tasks (default: both)")->check(CLI::IsMember({"models", "tasks"}));
+  auto* cmd = app.add_subcommand("list", "list the registered models and tasks with their options, types and defaults, and the random streams");
+  cmd->add_option("what", *what, "models, tasks or streams (default: all)")->check(CLI::IsMember({"models", "tasks", "streams"}));
   cmd->add_flag("--markdown", *markdown, "every model's and task's options as Markdown tables (docs/options.md)");
   cmd->callback([what, markdown, &result] {
     if (*markdown && !what->empty()) throw UserError("--markdown lists models and tasks together; leave out '" + *what + "'");

@@ -1,4 +1,5 @@
 #include "suite/config/expand.h"
+#include "suite/config/run_streams.h"
 #include "suite/config/setting_values.h"
 
 #include <cmath>
@@ -120,19 +121,25 @@ std::int64_t count_runs_upper_bound(const SweepSpec& spec) {
   std::int64_t tasks = 0, models = 0;
   for (const auto& b : spec.tasks) tasks = plus(tasks, combinations(b.axes));
   for (const auto& b : spec.models) models = plus(models, combinations(b.axes));
-  return times(times(times(tasks, models), combinations(spec.train)), static_cast<std::int64_t>(spec.sweep.seeds.size()));
+  std::int64_t replicates = static_cast<std::int64_t>(spec.sweep.seeds.size());
+  for (const auto& v : spec.sweep.vary) replicates = times(replicates, v.second);
+  return times(times(times(tasks, models), combinations(spec.train)), replicates);
 }
 
 namespace {
 
 // Counted before anything is built: a few large axes must not take the machine's memory.
 void check_run_count(const SweepSpec& spec) {
+  // A factorial of streams that takes the sweep over: said where the file asks for it.
+  const SourceLocation at = spec.sweep.vary.empty() ? SourceLocation{spec.file, 0, 0} : spec.sweep.vary_at;
   if (const std::int64_t n = count_runs_upper_bound(spec); n > spec.sweep.max_runs)
-    throw UserError(SourceLocation{spec.file, 0, 0},
+    throw UserError(at,
                     "the sweep expands to " +
                         (n == std::numeric_limits<std::int64_t>::max() ? std::string("more than 9e18")
                                                                       : std::to_string(n)) +
-                        " runs (task settings x model settings x [train] settings x seeds), more than its limit of " +
+                        " runs (task settings x model settings x [train] settings x seeds" +
+                        std::string(spec.sweep.vary.empty() ? "" : " x the indices of each varied stream") +
+                        "), more than its limit of " +
                         std::to_string(spec.sweep.max_runs) + "; shorten the axes, or raise [sweep] max_runs (at most " +
                         std::to_string(kMaxRunsLimit) + ")");
   if (spec.tasks.empty() || spec.models.empty())
@@ -209,7 +216,7 @@ double run_cost(double flops, const TrainSettings& settings, const SweepSpec& sp
 
 // What identifies one run (its key is the digest of this JSON: run_spec.h).
 json run_identity(const TaskState& ts, const std::string& model, const json& model_options, const json& match, const json& train,
-                  std::int64_t seed, const SweepSpec& spec, const json& evaluate) {
+                  std::int64_t seed, const json& streams, const SweepSpec& spec, const json& evaluate) {
   json s = {{"version", kRunSpecVersion},
             {"task", {{"name", ts.name}, {"seq_len", ts.seq_len}, {"options", ts.options}}},
             {"model", {{"name", model}, {"options", model_options}}},
@@ -220,6 +227,8 @@ json run_identity(const TaskState& ts, const std::string& model, const json& mod
   // A size chosen to match a count: how it was chosen is part of the run (absent otherwise,
   // so every other run keeps its key).
   if (!match.empty()) s["model"]["match"] = match;
+  // Streams that do not follow the seed (run_streams.h); absent when none is named.
+  if (!streams.empty()) s["streams"] = streams;
   // Only measurement runs carry the key, so training runs keep their identity.
   if (spec.measure) s["measure"] = spec.measure->to_json();
   if (!evaluate.is_null()) s["evaluate"] = evaluate;
@@ -329,6 +338,25 @@ void derive_length(json& tr, double flops_per_sample, const SweepSpec& spec, con
                                       label, t.seconds, 100 * t.warmup_share, t.schedule));
 }
 
+// The streams each run of one seed names: the fixed ones at index 0, and every combination
+// of the varied ones' indices (the last stream fastest); one empty object without either.
+std::vector<json> stream_indices_within_a_seed(const SweepSettings& sweep) {
+  json base = json::object();
+  for (const auto& f : sweep.fixed) base[f] = 0;
+  std::vector<json> out{base};
+  for (const auto& [name, levels] : sweep.vary) {
+    std::vector<json> next;
+    next.reserve(out.size() * static_cast<std::size_t>(levels));
+    for (const json& partial : out)
+      for (std::int64_t i = 0; i < levels; ++i) {
+        next.push_back(partial);
+        next.back()[name] = i;
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
 // Two blocks that resolve to the same experiment would run it once but count it twice.
 void check_no_duplicate_runs(const std::vector<RunSpec>& runs, const std::vector<SourceLocation>& run_origin) {
   std::map<std::string, std::size_t> keys;
@@ -337,8 +365,8 @@ void check_no_duplicate_runs(const std::vector<RunSpec>& runs, const std::vector
     auto [it, fresh] = keys.emplace(r.key, i);
     if (!fresh)
       throw UserError(run_origin[i], "this table describes the same run as an earlier one (" + r.model_name() + " on " +
-                                         r.task_name() + " seq_len " + std::to_string(r.seq_len()) + ", seed " +
-                                         std::to_string(r.seed_index()) + "); remove the duplicate");
+                                         r.task_name() + " seq_len " + std::to_string(r.seq_len()) + ", " +
+                                         seed_label(r.spec) + "); remove the duplicate");
   }
 }
 
@@ -353,6 +381,7 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
   for (const auto& o : train_schema().options) train[o.name] = o.default_value;
   if (spec.target) train["target"] = TrainTarget{spec.target->metric, spec.target->value}.to_json();
   const auto train_choices = cartesian(spec.train);
+  const std::vector<json> stream_choices = stream_indices_within_a_seed(spec.sweep);
   const std::vector<TaskState> task_states = expand_tasks(spec, out.skipped);
 
   std::vector<SourceLocation> run_origin;  // the [[model]] table each run came from
@@ -392,12 +421,13 @@ ExpandedSweep expand_sweep(const SweepSpec& spec) {
           for (const auto& [axis, v] : tchoice) tr[axis->name] = v;
           derive_length(tr, counted, spec, label + (describe_choice(tchoice).empty() ? "" : " " + describe_choice(tchoice)), out.derivations);
           const double cost = run_cost(flops, TrainSettings::from_json(tr), spec, evaluate);
-          for (std::int64_t seed : spec.sweep.seeds) {
-            RunSpec run = make_run_spec(run_identity(ts, block.name, r.options, match, tr, seed, spec, evaluate), ts.info, cost);
-            run.index = static_cast<std::int64_t>(out.runs.size());
-            out.runs.push_back(std::move(run));
-            run_origin.push_back(block.where);
-          }
+          for (std::int64_t seed : spec.sweep.seeds)
+            for (const json& streams : stream_choices) {
+              RunSpec run = make_run_spec(run_identity(ts, block.name, r.options, match, tr, seed, streams, spec, evaluate), ts.info, cost);
+              run.index = static_cast<std::int64_t>(out.runs.size());
+              out.runs.push_back(std::move(run));
+              run_origin.push_back(block.where);
+            }
         }
       }
     }
@@ -576,7 +606,7 @@ std::string describe_run(const RunSpec& run, const std::vector<std::string>& var
     const auto dot = path.find('.');
     s += " " + path.substr(dot + 1) + "=" + setting_text(v);
   }
-  return s + " seed " + std::to_string(run.seed_index());
+  return s + " " + seed_label(run.spec);
 }
 
 }  // namespace lrb

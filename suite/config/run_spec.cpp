@@ -1,5 +1,6 @@
 #include "suite/config/run_spec.h"
 
+#include "suite/config/run_streams.h"
 #include "suite/core/seeds.h"
 #include "suite/core/sha256.h"
 
@@ -9,6 +10,7 @@ const std::string& RunSpec::task_name() const { return spec.at("task").at("name"
 const std::string& RunSpec::model_name() const { return spec.at("model").at("name").get_ref<const std::string&>(); }
 std::int64_t RunSpec::seq_len() const { return spec.at("task").at("seq_len").get<std::int64_t>(); }
 std::int64_t RunSpec::seed_index() const { return spec.at("seed_index").get<std::int64_t>(); }
+std::int64_t RunSpec::stream_index(std::string_view stream) const { return lrb::stream_index(spec, stream); }
 std::uint64_t RunSpec::base_seed() const { return spec.at("base_seed").get<std::uint64_t>(); }
 std::uint64_t RunSpec::seed_base() const {
   return study.empty() ? base_seed() : derive_seed(base_seed(), 0, "study/" + study);

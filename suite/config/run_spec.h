@@ -4,6 +4,7 @@
 // How it is executed (host, rank, threads, attempt) is provenance and is not hashed.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <optional>
@@ -34,6 +35,9 @@ struct RunSpec {
   const std::string& model_name() const;
   std::int64_t seq_len() const;
   std::int64_t seed_index() const;
+  // The index `stream` (kStreams) draws at: the seed index unless [sweep] vary or fixed
+  // names it (run_streams.h).
+  std::int64_t stream_index(std::string_view stream) const;
   std::uint64_t base_seed() const;
   // What every random stream derives from: base_seed, mixed with the study's identity when
   // the run belongs to one (so that a new study draws seeds no earlier study looked at).

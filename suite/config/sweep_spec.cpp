@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "suite/config/claim_spec.h"
+#include "suite/config/run_streams.h"
 #include "suite/core/files.h"
 #include "suite/core/text.h"
 #include "suite/registry/registry.h"
@@ -15,6 +16,8 @@ const OptionSchema& sweep_schema() {
   static const OptionSchema schema{{
       {"name", OptionType::String, json(), "sweep name: letters, digits, '.', '_' or '-'", {}, {}, {}, false, false},
       {"seeds", OptionType::IntList, json(3), "a count n (seed indices 0..n-1), a list of seed indices, or a sequential design { first = 5, step = 5, max = 60 } (seeds drawn while a claim is open)", {}, 0, {}, false, false},
+      {"vary", OptionType::String, json(""), "a table of random streams, each crossed at its own indices within every seed: vary = { init = 4, order = 4 } runs 16 runs a seed (streams: data, order, init, dropout; lrbench list streams)", {}, {}, {}, false, false},
+      {"fixed", OptionType::String, json(""), "a list of random streams held at index 0 in every run: fixed = [\"data\"] (the others follow the seed)", {}, {}, {}, false, false},
       {"budget", OptionType::String, json(""), "a sequential study's wall time (\"3h\", \"90m\", \"1h30m\"): no run starts once it is spent", {}, {}, {}, false, false},
       {"step_time_limit", OptionType::String, json(""), "the longest a model call may take (a training step, an evaluation batch, a trial forward: \"10m\", \"90s\"): a run whose call takes longer is recorded failed with the reason and the process ends (a model call cannot be interrupted); none by default", {}, {}, {}, false, false},
       {"base_seed", OptionType::Int, json(0), "mixed into every random stream of every run", {}, 0, kInt64Max, false, false},
@@ -88,6 +91,99 @@ double duration_seconds(const toml::node& node, const SourceLocation& at, const 
   return *seconds;
 }
 
+// A stream's name as the file writes it: one of kStreams.
+std::string stream_name(const std::string& name, const SourceLocation& at, const std::string& where) {
+  std::vector<std::string> names;
+  for (const auto& s : kStreams) names.emplace_back(s.name);
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw UserError(at, "in [sweep] " + where + ", unknown random stream '" + name + "'" + suggestion(name, names) +
+                            ": the streams are " + join(names, ", ") + " (lrbench list streams)");
+  return name;
+}
+
+// vary = { init = 4, order = 4 }: each stream known, its count of indices in range; kept in
+// kStreams' order, so that the expansion's order does not follow the file's.
+std::vector<std::pair<std::string, std::int64_t>> parse_vary(const toml::node& node, const SourceLocation& at, const std::string& file) {
+  const auto* t = node.as_table();
+  if (!t || t->empty())
+    throw UserError(at, "in [sweep], 'vary' must be a table of streams and their number of indices, for example "
+                        "vary = { init = 4, order = 4 }");
+  std::map<std::string, std::int64_t> levels;
+  for (const auto& [k, v] : *t) {
+    const SourceLocation kat{file, static_cast<int>(k.source().begin.line), static_cast<int>(k.source().begin.column)};
+    const std::string name = stream_name(std::string(k.str()), kat, "vary");
+    const auto* n = v.as_integer();
+    if (!n || n->get() < 2 || n->get() > kMaxStreamIndex + 1)
+      throw UserError(location_of(v, file), fmt::format("in [sweep] vary, '{}' must be a number of indices between 2 and {} "
+                                                        "(to hold a stream at one index, list it in fixed)",
+                                                        name, kMaxStreamIndex + 1));
+    levels[name] = n->get();
+  }
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (const auto& s : kStreams)
+    if (const auto it = levels.find(std::string(s.name)); it != levels.end()) out.emplace_back(it->first, it->second);
+  return out;
+}
+
+// fixed = ["data"]: each stream known and named once.
+std::vector<std::string> parse_fixed(const toml::node& node, const SourceLocation& at, const std::string& file) {
+  const auto* a = node.as_array();
+  if (!a || a->empty()) throw UserError(at, "in [sweep], 'fixed' must be a list of streams, for example fixed = [\"data\"]");
+  std::vector<std::string> out;
+  for (const auto& el : *a) {
+    const auto* name = el.as_string();
+    if (!name) throw UserError(location_of(el, file), "in [sweep] fixed, each entry must be a stream's name (a string)");
+    const std::string s = stream_name(name->get(), location_of(el, file), "fixed");
+    if (std::find(out.begin(), out.end(), s) != out.end())
+      throw UserError(location_of(el, file), "in [sweep] fixed, '" + s + "' is listed twice");
+    out.push_back(s);
+  }
+  return out;
+}
+
+// A stream is varied or fixed, not both; with named streams every seed index fits the
+// pairing key (run_streams.h).
+void check_streams(const SweepSettings& sweep) {
+  for (const auto& f : sweep.fixed)
+    for (const auto& v : sweep.vary)
+      if (v.first == f)
+        throw UserError(sweep.fixed_at, "in [sweep], stream '" + f + "' is both fixed and varied: remove it from one of them");
+  if (sweep.vary.empty() && sweep.fixed.empty()) return;
+  const SourceLocation& at = sweep.vary.empty() ? sweep.fixed_at : sweep.vary_at;
+  for (const std::int64_t s : sweep.seeds)
+    if (s < 0 || s > kMaxStreamIndex)
+      throw UserError(at, fmt::format("in [sweep], with vary or fixed every seed index must be between 0 and {} (seed {} is not): "
+                                      "a run's stream indices are packed into the key that pairs runs",
+                                      kMaxStreamIndex, s));
+}
+
+// seeds = 3, [0, 1, 2] or { first, step, max }.
+void parse_seeds(const toml::node& node, const OptionSpec& o, const SourceLocation& vat, const std::string& file, SweepSpec& spec) {
+  const std::string section = "[sweep]";
+  if (auto n = node.as_integer()) {
+    if (n->get() < 1 || n->get() > 100000)
+      throw UserError(vat, "in [sweep], 'seeds' as a count must be between 1 and 100000");
+    spec.sweep.seeds.clear();
+    for (std::int64_t i = 0; i < n->get(); ++i) spec.sweep.seeds.push_back(i);
+  } else if (node.is_array()) {
+    json list = read_value(node, o, file, section);
+    spec.sweep.seeds = list.get<std::vector<std::int64_t>>();
+    if (spec.sweep.seeds.empty()) throw UserError(vat, "in [sweep], 'seeds' is an empty list");
+    std::vector<std::int64_t> sorted = spec.sweep.seeds;
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+      throw UserError(vat, "in [sweep], 'seeds' lists a seed index twice");
+  } else if (auto design = node.as_table()) {
+    spec.sweep.sequential = parse_sequential_seeds(*design, file);
+    spec.sweep.sequential_at = vat;
+    spec.sweep.seeds.clear();
+    for (std::int64_t i = 0; i < spec.sweep.sequential->max; ++i) spec.sweep.seeds.push_back(i);
+  } else {
+    throw UserError(vat, "in [sweep], 'seeds' must be a count (3), a list of seed indices ([0, 1, 2]) or a sequential "
+                         "design ({ first = 5, step = 5, max = 60 })");
+  }
+}
+
 void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec& spec) {
   const OptionSchema& schema = sweep_schema();
   const std::string section = "[sweep]";
@@ -98,28 +194,13 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
     if (!o) throw UserError(at, "unknown key '" + key + "' in " + section + suggestion(key, schema.names()));
     const SourceLocation vat = location_of(node, file);
     if (key == "seeds") {
-      if (auto n = node.as_integer()) {
-        if (n->get() < 1 || n->get() > 100000)
-          throw UserError(vat, "in [sweep], 'seeds' as a count must be between 1 and 100000");
-        spec.sweep.seeds.clear();
-        for (std::int64_t i = 0; i < n->get(); ++i) spec.sweep.seeds.push_back(i);
-      } else if (node.is_array()) {
-        json list = read_value(node, *o, file, section);
-        spec.sweep.seeds = list.get<std::vector<std::int64_t>>();
-        if (spec.sweep.seeds.empty()) throw UserError(vat, "in [sweep], 'seeds' is an empty list");
-        std::vector<std::int64_t> sorted = spec.sweep.seeds;
-        std::sort(sorted.begin(), sorted.end());
-        if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-          throw UserError(vat, "in [sweep], 'seeds' lists a seed index twice");
-      } else if (auto design = node.as_table()) {
-        spec.sweep.sequential = parse_sequential_seeds(*design, file);
-        spec.sweep.sequential_at = vat;
-        spec.sweep.seeds.clear();
-        for (std::int64_t i = 0; i < spec.sweep.sequential->max; ++i) spec.sweep.seeds.push_back(i);
-      } else {
-        throw UserError(vat, "in [sweep], 'seeds' must be a count (3), a list of seed indices ([0, 1, 2]) or a sequential "
-                             "design ({ first = 5, step = 5, max = 60 })");
-      }
+      parse_seeds(node, *o, vat, file, spec);
+    } else if (key == "vary") {
+      spec.sweep.vary = parse_vary(node, vat, file);
+      spec.sweep.vary_at = vat;
+    } else if (key == "fixed") {
+      spec.sweep.fixed = parse_fixed(node, vat, file);
+      spec.sweep.fixed_at = vat;
     } else if (key == "budget") {
       spec.sweep.budget_seconds = duration_seconds(node, vat, "budget", "\"3h\" or \"90m\"");
       spec.sweep.budget_at = vat;
@@ -161,6 +242,7 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
   if (spec.sweep.exchange == "nccl" && spec.sweep.device != "cuda")
     throw UserError(spec.sweep.exchange_at, "in [sweep], exchange = \"nccl\" sums gradients on CUDA devices, and this sweep runs on "
                                             "device = \"" + spec.sweep.device + "\": set device = \"cuda\", or exchange = \"mpi\" (or \"auto\")");
+  check_streams(spec.sweep);
   if (spec.sweep.name.empty()) throw UserError(location_of(t, file), "[sweep] needs a 'name' (for example name = \"my-study\")");
   if (spec.sweep.budget_seconds && !spec.sweep.sequential)
     throw UserError(spec.sweep.budget_at, "in [sweep], 'budget' bounds a sequential study: give seeds as { first, step, max } "

@@ -35,6 +35,12 @@ struct SweepSettings {
   SourceLocation sequential_at;
   std::optional<double> budget_seconds;
   SourceLocation budget_at;
+  // Random streams on their own (run_streams.h): `vary` crosses this many indices of each
+  // named stream within every seed (a factorial, in kStreams' order); `fixed` holds the
+  // named streams at index 0 in every run. The other streams follow the seed index.
+  std::vector<std::pair<std::string, std::int64_t>> vary;
+  std::vector<std::string> fixed;
+  SourceLocation vary_at, fixed_at;
   std::uint64_t base_seed = 0;
   // The longest one model call may take, in seconds (suite/core/call_watch.h); 0: no limit.
   // A harness setting: not part of any run's identity.

@@ -2,6 +2,7 @@
 // Matched seeds: seed index s derives every random stream of a run by hashing
 // (base seed, s, stream name). Two models run at the same s see the same data in the same
 // order, so comparisons pair by seed.
+#include <array>
 #include <cstdint>
 #include <string_view>
 
@@ -14,6 +15,21 @@ inline constexpr std::string_view kStreamData = "data";      // generating train
 inline constexpr std::string_view kStreamOrder = "order";    // the order of training samples
 inline constexpr std::string_view kStreamInit = "init";      // parameter initialisation
 inline constexpr std::string_view kStreamDropout = "dropout";// dropout and other training noise
+
+// Every stream a run draws from, in the order a run's stream tuple lists them. A sweep may
+// vary or fix each on its own ([sweep] vary / fixed: suite/config/run_streams.h); no model
+// or task draws from another (tasks' splits and BigBird's block tables derive from the
+// data stream or from an option).
+struct StreamInfo {
+  std::string_view name;
+  std::string_view what;
+};
+inline constexpr std::array<StreamInfo, 4> kStreams = {{
+    {kStreamData, "the task's generated data and its train/eval split"},
+    {kStreamOrder, "the order of training samples"},
+    {kStreamInit, "parameter initialisation"},
+    {kStreamDropout, "dropout and other training noise"},
+}};
 
 // A small, portable generator (SplitMix64 seeding xoshiro256**): the same numbers on
 // every platform and standard library, unlike std::uniform_int_distribution.

@@ -501,6 +501,8 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
   a.fronts = pareto_fronts(a, a.warnings);
   for (std::size_t i = 0; i < a.cells.size(); ++i)
     if (!a.cells[i].cell.target_runs.empty()) a.targets.push_back(summarise_target(a.cells[i].cell, i, options.bootstrap.confidence));
+  for (std::size_t i = 0; i < a.cells.size(); ++i)
+    if (auto v = variance_sources(a.cells[i].cell, i, options.bootstrap.confidence)) a.variance_sources.push_back(std::move(*v));
   if (options.rank_by == "cost-to-target") a.cost_to_target = cost_to_target(a, options.target_cost);
   ClaimSettings cs;
   cs.alpha = options.alpha;

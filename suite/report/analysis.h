@@ -18,6 +18,7 @@
 #include "suite/report/claims/study_plan.h"
 #include "suite/report/report_input.h"
 #include "suite/report/targets.h"
+#include "suite/report/variance_sources.h"
 #include "suite/report/variants.h"
 #include "suite/stats/describe.h"
 #include "suite/stats/multiple_testing.h"
@@ -136,6 +137,7 @@ struct Analysis {
   std::vector<VariantGroup> variants;  // evaluation variants, per task and setting
   std::vector<TaskFront> fronts;       // accuracy–cost fronts, per task
   std::vector<TargetSummary> targets;  // cells whose runs have a target
+  std::vector<VarianceSources> variance_sources;  // cells whose runs vary streams on their own
   std::optional<CostToTarget> cost_to_target;  // with rank_by = "cost-to-target"
   std::vector<TaskResult> tasks;
   OverallResult overall;

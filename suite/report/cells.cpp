@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "suite/config/expand.h"
+#include "suite/config/run_streams.h"
 #include "suite/contracts/figures.h"
 #include "suite/core/parallel_for.h"
 #include "suite/report/efficiency.h"
@@ -324,7 +325,7 @@ void fill_cell(Cell& cell, const std::vector<const RunRecord*>& runs) {
   const RunRecord* labelled = nullptr;  // the last run whose revision and device were taken
   for (const RunRecord* run : runs) {
     const RunRecord& r = *run;
-    const auto seed = r.spec.at("seed_index").get<std::int64_t>();
+    const std::int64_t seed = replicate_of(r.spec);  // the seed, or the tuple of stream indices
     if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
       cell.threads.insert(r.provenance.at("threads").get<int>());
     if (const auto m = r.provenance.find("model"); m != r.provenance.end() && m->is_object())
@@ -352,7 +353,7 @@ void fill_cell(Cell& cell, const std::vector<const RunRecord*>& runs) {
     // One run per seed and cell: two would be the same seed twice (another device, say).
     // Every run past this check becomes a value or a problem of the cell.
     if (const auto [first, fresh] = run_of_seed.emplace(seed, &r.key); !fresh) {
-      cell.duplicates.push_back("seed " + std::to_string(seed) + " has two runs (" + first->second->substr(0, 12) + ", " +
+      cell.duplicates.push_back(replicate_label(seed) + " has two runs (" + first->second->substr(0, 12) + ", " +
                                 r.key.substr(0, 12) + "); the first is used");
       continue;
     }

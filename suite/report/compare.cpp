@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "suite/config/run_streams.h"
 #include "suite/contracts/figures.h"
 #include "suite/core/errors.h"
 #include "suite/core/text.h"
@@ -82,10 +83,16 @@ std::unordered_map<std::string, CellName> cell_names(const std::vector<RunRecord
   return out;
 }
 
+// "seed 3", with the streams the run names ("seed 3 init 1").
+std::string seed_label_of(const RunRecord& r) {
+  if (!r.spec.is_object() || !r.spec.contains("seed_index") || !r.spec.at("seed_index").is_number_integer()) return "seed ?";
+  return seed_label(r.spec);
+}
+
 std::string run_label(const RunRecord& r, const CellName& c) {
   std::string s = c.task + " " + c.entrant;
   if (!c.setting.empty()) s += " " + c.setting;
-  return s + " seed " + std::to_string(r.spec.value("seed_index", std::int64_t{0})) + " (" + r.key.substr(0, 12) + ")";
+  return s + " " + seed_label_of(r) + " (" + r.key.substr(0, 12) + ")";
 }
 
 // One cell's values of one figure, paired by run.
@@ -188,7 +195,7 @@ FigureChange status_change(const RunRecord& b, const RunRecord& a, const CellNam
   c.kind = "status";
   c.pairs = 1;
   c.change = a.status == RunStatus::Ok ? Change::Improved : b.status == RunStatus::Ok ? Change::Regressed : Change::Changed;
-  c.why = fmt::format("seed {}: {} → {}", b.spec.value("seed_index", std::int64_t{0}), status_name(b.status), status_name(a.status));
+  c.why = fmt::format("{}: {} → {}", seed_label_of(b), status_name(b.status), status_name(a.status));
   const std::string& reason = a.status != RunStatus::Ok ? a.error : b.error;
   if (!reason.empty()) c.why += " (" + reason + ")";
   return c;

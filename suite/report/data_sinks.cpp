@@ -34,7 +34,8 @@ const std::vector<std::string>& csv_columns() {
                           "cost", "cost_mean", "cost_ci95_lo", "cost_ci95_hi", "cost_exact", "on_front", "dominated_by", "delta",
                           "delta_ci95_lo", "delta_ci95_hi", "cost_ratio", "cost_ratio_ci95_lo", "cost_ratio_ci95_hi", "clear", "runs",
                           "reached", "share", "share_ci95_lo", "share_ci95_hi", "median_steps", "median_flops", "median_seconds",
-                          "median", "tau", "rho", "before", "after", "margin", "margin_relative", "p_equivalence"})
+                          "median", "tau", "rho", "before", "after", "margin", "margin_relative", "p_equivalence", "source", "levels", "df",
+                          "component", "component_ci95_lo", "component_ci95_hi"})
       c.push_back(s);
     return c;
   }();
@@ -107,6 +108,22 @@ void cost_rows(const json& d, const std::function<void(const Row&)>& emit) {
           {"reason", t["median_reached"].get<bool>() ? json() : json("not reached: half or more of the runs never reached the target")}};
     put_interval(r, "share_ci95", t["share_wilson95"]);
     emit(r);
+  }
+}
+
+// Where each cell's variance comes from: one row per source (a cell that cannot say: one row
+// with the reason).
+void variance_rows(const json& d, const std::function<void(const Row&)>& emit) {
+  for (const auto& v : d.value("variance_sources", json::array())) {
+    const Row cell{{"kind", "variance"}, {"task", v["task"]}, {"entrant", v["entrant"]}, {"setting", label_of(v["setting"])},
+                   {"metric", v["metric"]}, {"reason", v["why_not"]}};
+    if (!v.contains("terms")) emit(cell);
+    for (const auto& t : v.value("terms", json::array())) {
+      Row r = cell;
+      for (const char* k : {"source", "levels", "df", "component", "share"}) r[k] = t[k];
+      put_interval(r, "component_ci95", t["interval"]);
+      emit(r);
+    }
   }
 }
 
@@ -215,6 +232,7 @@ class CsvSink final : public ReportSink {
         emit(r);
       }
     cost_rows(d, emit);
+    variance_rows(d, emit);
     cost_to_target_rows(d, emit);
     compare_rows(d, emit);
     for (const auto& w : d.value("warnings", json::array())) emit(Row{{"kind", "warning"}, {"reason", w}});
@@ -222,7 +240,7 @@ class CsvSink final : public ReportSink {
 };
 
 ReportFormat csv_format() {
-  return {"csv", {".csv"}, "one row per cell, comparison, run without a value, scaling fit and overall rank",
+  return {"csv", {".csv"}, "one row per cell, comparison, run without a value, scaling fit, variance source and overall rank",
           [](bool) { return std::unique_ptr<ReportSink>(std::make_unique<CsvSink>()); }};
 }
 

@@ -312,6 +312,7 @@ json report_json(const Analysis& a, const std::string& kind) {
   j["variants"] = variants_json(a.variants);
   j["fronts"] = fronts_json(a);
   j["targets"] = targets_json(a);
+  j["variance_sources"] = variance_sources_json(a);
   if (a.cost_to_target) j["cost_to_target"] = cost_to_target_json(a, *a.cost_to_target);
   j["warnings"] = a.warnings;
   j["bad_files"] = json::array();

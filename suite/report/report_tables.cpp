@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "suite/config/run_streams.h"
 #include "suite/core/text.h"
 #include "suite/report/efficiency.h"
 #include "suite/report/claims/claim_tables.h"
@@ -68,7 +69,7 @@ std::string ranking_rule(const ReportOptions& o) {
 }
 
 std::string problem_note(const Cell& c, const RunProblem& p) {
-  return c.entrant + (c.condition_label.empty() ? "" : " " + c.condition_label) + ", seed " + std::to_string(p.seed) + " " +
+  return c.entrant + (c.condition_label.empty() ? "" : " " + c.condition_label) + ", " + replicate_label(p.seed) + " " +
          p.status + ": " + (p.reason.empty() ? "(no reason recorded)" : p.reason);
 }
 
@@ -440,6 +441,7 @@ std::vector<Table> report_tables(const Analysis& a) {
     if (!measured_only) {
       out.push_back(summary_table(a, t));
       out.push_back(spread_table(a, t));
+      if (auto v = variance_table(a, t.task)) out.push_back(std::move(*v));
       if (!t.comparisons.empty()) out.push_back(comparison_table(a, t));
     }
     if (efficiency) out.push_back(std::move(*efficiency));

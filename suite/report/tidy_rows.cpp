@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "suite/config/run_streams.h"
 #include "suite/config/setting_values.h"
 #include "suite/contracts/figures.h"
 #include "suite/report/escape.h"
@@ -66,16 +67,21 @@ std::vector<Cell> run_cells(const RunRecord& run) {
   const json task = field_or_null(spec, "task"), model = field_or_null(spec, "model");
   json ranks = field_or_null(spec, "ranks_per_run");
   if (ranks.is_null() && spec.is_object()) ranks = 1;  // absent at 1 (a single-rank run keeps its key)
-  return {{"run_key", run.key},
-          {"sweep", field_or_null(run.provenance, "sweep")},
-          {"status", status_name(run.status)},
-          {"error", run.error.empty() ? json() : json(run.error)},
-          {"task", field_or_null(task, "name")},
-          {"model", field_or_null(model, "name")},
-          {"seed", field_or_null(spec, "seed_index")},
-          {"base_seed", field_or_null(spec, "base_seed")},
-          {"device", field_or_null(spec, "device")},
-          {"ranks_per_run", ranks}};
+  std::vector<Cell> cells = {{"run_key", run.key},
+                             {"sweep", field_or_null(run.provenance, "sweep")},
+                             {"status", status_name(run.status)},
+                             {"error", run.error.empty() ? json() : json(run.error)},
+                             {"task", field_or_null(task, "name")},
+                             {"model", field_or_null(model, "name")},
+                             {"seed", field_or_null(spec, "seed_index")}};
+  // The index each random stream drew at: the seed's unless [sweep] vary or fixed named it.
+  const bool has_seed = spec.is_object() && spec.contains("seed_index") && spec.at("seed_index").is_number_integer();
+  for (const auto& s : kStreams)
+    cells.push_back({"stream." + std::string(s.name), has_seed ? json(stream_index(spec, s.name)) : json()});
+  cells.push_back({"base_seed", field_or_null(spec, "base_seed")});
+  cells.push_back({"device", field_or_null(spec, "device")});
+  cells.push_back({"ranks_per_run", ranks});
+  return cells;
 }
 
 std::vector<Cell> provenance_cells(const RunRecord* run) {

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "suite/config/expand.h"
+#include "suite/config/run_streams.h"
 #include "suite/report/cells.h"
 #include "suite/report/text_format.h"
 #include "suite/stats/sample_stats.h"
@@ -32,9 +33,7 @@ std::optional<double> metric(const RunRecord& r, const std::string& name) {
 
 // The spec without what differs between the seeds of one setting.
 std::string group_key(const json& spec) {
-  json s = spec;
-  s.erase("seed_index");
-  return s.dump();
+  return without_replicate(spec).dump();
 }
 
 TableCell cell(const std::string& s) { return TableCell{s, std::nullopt, false, false, false, false}; }

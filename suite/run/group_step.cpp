@@ -27,7 +27,7 @@ void RunExecution::step_in_group(const std::vector<std::int64_t>& idx, StepResul
   const int member = ctx_.group->rank(), members = ctx_.group->size();
   const auto total = static_cast<std::int64_t>(idx.size());
   const std::int64_t begin = total * member / members, end = total * (member + 1) / members;
-  torch::manual_seed(derive_seed(run_.seed_base(), static_cast<std::uint64_t>(run_.seed_index()),
+  torch::manual_seed(derive_seed(run_.seed_base(), static_cast<std::uint64_t>(run_.stream_index(kStreamDropout)),
                                  fmt::format("{}/step-{}/member-{}", kStreamDropout, state_.step, member)));
   double share = 0;
   std::string error;

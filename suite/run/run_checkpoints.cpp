@@ -81,20 +81,20 @@ void RunExecution::resume_from_checkpoint() {
 // run's seeds. Memory is counted from here (model, optimizer, activations, evaluation).
 void RunExecution::build_from_scratch(const ModelEntry& model) {
   const std::uint64_t base = run_.seed_base();
-  const auto s = static_cast<std::uint64_t>(run_.seed_index());
+  const auto index = [this](std::string_view stream) { return static_cast<std::uint64_t>(run_.stream_index(stream)); };
   optimizer_.reset();
   model_.reset();
   CpuMemoryCounter::begin_scope();
   state_ = TrainState{};
-  torch::manual_seed(derive_seed(base, s, kStreamInit));
+  torch::manual_seed(derive_seed(base, index(kStreamInit), kStreamInit));
   model_ = model.make(run_.model_options(), run_.task_info);
   model_->to(device_);
   reset_device_peak(device_);
   optimizer_ = make_optimizer(*model_, run_.train);
-  Rng order(derive_seed(base, s, kStreamOrder));
+  Rng order(derive_seed(base, index(kStreamOrder), kStreamOrder));
   for (int i = 0; i < 4; ++i) state_.order_rng[i] = order.state()[i];
   state_.threads = ctx_.threads;
-  torch::manual_seed(derive_seed(base, s, kStreamDropout));
+  torch::manual_seed(derive_seed(base, index(kStreamDropout), kStreamDropout));
 }
 
 // A checkpoint that cannot be used is moved aside with its reason (DIR/quarantine/) and

@@ -159,11 +159,10 @@ void RunExecution::prepare() {
   const TaskEntry* task = TaskRegistry::instance().find(run_.task_name());
   const ModelEntry* model = ModelRegistry::instance().find(run_.model_name());
   LRB_CHECK(task && model, "run names an unregistered task or model");
-  const std::uint64_t base = run_.seed_base();
-  const auto s = static_cast<std::uint64_t>(run_.seed_index());
+  const auto data_index = static_cast<std::uint64_t>(run_.stream_index(kStreamData));
   CachedTaskData loaded = cached_task_data(
       *task, run_.task_options(), run_.seq_len(), run_.task_info,
-      DataRequest{derive_seed(base, s, kStreamData), run_.train.eval_size}, ctx_.data_cache);
+      DataRequest{derive_seed(run_.seed_base(), data_index, kStreamData), run_.train.eval_size}, ctx_.data_cache);
   data_ = std::move(loaded.data);
   record_.provenance["data_cache"] = loaded.source.to_json();
   if (!run_.study.empty()) record_.provenance["study_id"] = run_.study;  // what its seeds were mixed with

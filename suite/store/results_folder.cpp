@@ -217,6 +217,7 @@ MergeSummary merge_results(const fs::path& dir) {
                           {"model", spec_field(run.spec, "model", "name")},
                           {"seed", run.spec.is_object() ? run.spec.value("seed_index", json()) : json()},
                           {"status", status_name(run.status)}};
+        if (run.spec.is_object() && run.spec.contains("streams")) index[run.key]["streams"] = run.spec.at("streams");
         ++summary.runs;
       });
     }

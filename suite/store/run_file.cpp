@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "suite/config/run_spec.h"
+#include "suite/config/run_streams.h"
 #include "suite/contracts/figures.h"
 #include "suite/core/errors.h"
 #include "suite/core/file_digest.h"
@@ -152,6 +153,7 @@ RunFileCheck read_run_group(const h5::Object& group, RunRead depth) {
     r.key = *key;
     r.spec = parse_json(read_text_dataset(group, "spec", "/spec"), "spec");
     if (run_key_of(r.spec) != r.key) throw BadData("spec does not hash to the run key");
+    if (const std::string problem = streams_problem(r.spec); !problem.empty()) throw BadData(problem);
     const std::string status = read_text_dataset(group, "status", "/status");
     try {
       r.status = status_from_name(status);

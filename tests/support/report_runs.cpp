@@ -21,6 +21,7 @@ RunRecord make_run(const RunDraft& d) {
   if (d.ranks_per_run > 1) r.spec["ranks_per_run"] = d.ranks_per_run;
   for (const auto& [k, v] : d.train.items()) r.spec["train"][k] = v;
   if (!d.match.is_null()) r.spec["model"]["match"] = d.match;
+  if (!d.streams.is_null()) r.spec["streams"] = d.streams;
   r.key = run_key_of(r.spec);
   r.provenance = {{"host", "node-1"}, {"rank", 0}, {"threads", d.threads}, {"git_revision", d.revision}, {"git_dirty", false}};
   for (const auto& [k, v] : d.provenance.items()) r.provenance[k] = v;

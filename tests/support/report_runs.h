@@ -29,6 +29,7 @@ struct RunDraft {
   // (flops, seconds, target), spec.model.match; and provenance keys (device_name, cpu).
   nlohmann::json train = nlohmann::json::object();
   nlohmann::json match;  // null: no size match
+  nlohmann::json streams;  // null: every stream follows the seed ([sweep] vary / fixed otherwise)
   nlohmann::json provenance = nlohmann::json::object();
 };
 

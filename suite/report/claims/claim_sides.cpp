@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "suite/config/run_streams.h"
 #include "suite/contracts/figures.h"
 #include "suite/report/cells.h"
 #include "suite/stats/ratio.h"
@@ -28,7 +29,7 @@ SideRuns collect(const CellSelector& sel, const std::string& metric, const std::
     ++s.found;
     if (r.status != RunStatus::Stopped) ++s.finished;
     const std::string at = (over.empty() ? std::string() : fmt::format("{}={:g} ", over.substr(over.rfind('.') + 1), over_value(r, over))) +
-                           "seed " + std::to_string(seed);
+                           seed_label(r.spec);
     if (r.status != RunStatus::Ok) {
       s.problems.push_back(at + " " + status_name(r.status) + (r.error.empty() ? "" : ": " + r.error));
       continue;
@@ -45,7 +46,7 @@ SideRuns collect(const CellSelector& sel, const std::string& metric, const std::
 
 stats::SeedValues by_seed(const SideRuns& s) {
   stats::SeedValues v;
-  for (const auto& [r, x] : s.values) v.emplace(r->spec.at("seed_index").get<std::int64_t>(), x);
+  for (const auto& [r, x] : s.values) v.emplace(replicate_of(r->spec), x);
   return v;
 }
 

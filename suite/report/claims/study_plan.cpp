@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "suite/config/run_streams.h"
 #include "suite/report/claims/claim_sides.h"
 #include "suite/stats/group_sequential.h"
 #include "suite/stats/power.h"
@@ -178,9 +179,7 @@ std::optional<double> seconds_per_seed_of_open_claims(const std::vector<ClaimSpe
     });
     auto it = r.metrics.find("wall_seconds");
     if (!read || it == r.metrics.end() || !std::isfinite(it->second)) continue;
-    nlohmann::json cell = r.spec;
-    cell.erase("seed_index");
-    by_cell[cell.dump()].push_back(it->second);
+    by_cell[without_replicate(r.spec).dump()].push_back(it->second);
     slots = std::max(slots, r.provenance.value("world_size", 1) / std::max(1, r.spec.value("ranks_per_run", 1)));
   }
   if (by_cell.empty()) return std::nullopt;

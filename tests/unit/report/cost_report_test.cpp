@@ -14,6 +14,7 @@
 #include "suite/report/report_builder.h"
 #include "suite/report/sinks.h"
 #include "suite/stats/proportion.h"
+#include "tests/support/report_inputs.h"
 #include "tests/support/report_runs.h"
 
 namespace lrb {
@@ -21,18 +22,8 @@ namespace {
 
 using json = nlohmann::json;
 
-ReportInput input_of(std::vector<RunRecord> runs) {
-  ReportInput in;
-  in.runs = std::move(runs);
-  in.sources = {"fixture"};
-  return in;
-}
-
-ReportOptions fast() {
-  ReportOptions o;
-  o.bootstrap.resamples = 500;
-  return o;
-}
+using test::input_of;
+ReportOptions fast() { return test::fast_options(); }
 
 std::string render(const Report& r, const std::string& format) {
   std::ostringstream ss;

@@ -111,7 +111,9 @@ TEST(TidyRows, OneRowPerRunAndFigureWithEverySettingAsItsOwnColumn) {
   EXPECT_EQ(count, 4u);
   ASSERT_EQ(csv.rows.size(), 4u);
   const std::vector<std::string> expected = {
-      "run_key", "sweep", "status", "error", "task", "model", "seed", "base_seed", "device", "ranks_per_run",
+      "run_key", "sweep", "status", "error", "task", "model", "seed",
+      // the index each random stream drew at: the seed's, unless [sweep] vary or fixed named it
+      "stream.data", "stream.order", "stream.init", "stream.dropout", "base_seed", "device", "ranks_per_run",
       // task (seq_len first), model, train: the union over both models' options; precision
       // and the budgets though the specs leave them out at their defaults (train_identity)
       "task.seq_len", "task.train_size", "model.dim", "model.feature_map", "train.batch_size", "train.flops", "train.lr",
@@ -128,6 +130,7 @@ TEST(TidyRows, OneRowPerRunAndFigureWithEverySettingAsItsOwnColumn) {
   EXPECT_EQ(acc.at("seed"), "0");
   EXPECT_EQ(acc.at("status"), "ok");
   EXPECT_EQ(acc.at("ranks_per_run"), "1");
+  EXPECT_EQ(acc.at("stream.init"), acc.at("seed"));
   EXPECT_EQ(acc.at("git_revision"), "abc1234");
   EXPECT_EQ(acc.at("git_dirty"), "false");
   EXPECT_EQ(acc.at("threads"), "1");
