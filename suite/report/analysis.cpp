@@ -503,6 +503,7 @@ Analysis analyse(const ReportInput& input, const ReportOptions& options) {
     if (!a.cells[i].cell.target_runs.empty()) a.targets.push_back(summarise_target(a.cells[i].cell, i, options.bootstrap.confidence));
   for (std::size_t i = 0; i < a.cells.size(); ++i)
     if (auto v = variance_sources(a.cells[i].cell, i, options.bootstrap.confidence)) a.variance_sources.push_back(std::move(*v));
+  a.left_out = sources_left_out(a);
   if (options.rank_by == "cost-to-target") a.cost_to_target = cost_to_target(a, options.target_cost);
   ClaimSettings cs;
   cs.alpha = options.alpha;

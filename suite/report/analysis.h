@@ -138,6 +138,7 @@ struct Analysis {
   std::vector<TaskFront> fronts;       // accuracy–cost fronts, per task
   std::vector<TargetSummary> targets;  // cells whose runs have a target
   std::vector<VarianceSources> variance_sources;  // cells whose runs vary streams on their own
+  std::vector<LeftOutSource> left_out;            // sources cells held that such a study found to matter
   std::optional<CostToTarget> cost_to_target;  // with rank_by = "cost-to-target"
   std::vector<TaskResult> tasks;
   OverallResult overall;

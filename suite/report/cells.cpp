@@ -173,11 +173,22 @@ void add_differing_matches(const std::vector<const nlohmann::json*>& specs, std:
     if (seen.size() > 1 && std::find(paths.begin(), paths.end(), "model." + option) == paths.end()) paths.push_back("model." + option);
 }
 
+// The streams a run names, "+"-joined in kStreams' order ("data+order+init"); "seed" when
+// every stream follows the seed index.
+std::string named_streams(const nlohmann::json& spec) {
+  if (!names_streams(spec)) return "seed";
+  std::string out;
+  for (const auto& s : kStreams)
+    if (spec.at("streams").contains(std::string(s.name))) out += (out.empty() ? "" : "+") + std::string(s.name);
+  return out;
+}
+
 CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const RunRecord*>& first_runs) {
   std::map<std::string, std::vector<const nlohmann::json*>> specs_by_task;
   std::map<std::pair<std::string, std::string>, std::vector<const nlohmann::json*>> specs_by_task_model;
   std::map<std::string, std::set<std::uint64_t>> base_seeds_by_task;
   std::map<std::string, std::set<int>> ranks_by_task;  // ranks_per_run (absent: 1)
+  std::map<std::string, std::set<std::string>> streams_by_task;  // the streams runs name ([sweep] vary, fixed)
   for (const RunRecord* r : first_runs) {
     specs_by_task[task_of(*r)].push_back(&r->spec);
     specs_by_task_model[{task_of(*r), model_of(*r)}].push_back(&r->spec);
@@ -185,6 +196,7 @@ CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const
   for (const auto& r : runs) {
     base_seeds_by_task[task_of(r)].insert(r.spec.value("base_seed", std::uint64_t{0}));
     ranks_by_task[task_of(r)].insert(r.spec.value("ranks_per_run", 1));
+    streams_by_task[task_of(r)].insert(named_streams(r.spec));
   }
   CellPaths out;
   std::set<std::string> all_paths;
@@ -203,6 +215,9 @@ CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const
     // So is a run trained by one rank and by a data-parallel group (its gradient is summed
     // differently): both are part of the run's identity, and so of its cell.
     if (ranks_by_task[task].size() > 1) paths.push_back("ranks_per_run");
+    // Runs that vary or hold streams on their own are another design than plain seeds: their
+    // spread is of other sources, so they are cells of their own.
+    if (streams_by_task[task].size() > 1) paths.push_back("streams");
     all_paths.insert(paths.begin(), paths.end());
   }
   out.names = short_names(all_paths);
@@ -210,6 +225,7 @@ CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const
 }
 
 nlohmann::json value_of(const nlohmann::json& spec, const std::string& path) {
+  if (path == "streams") return nlohmann::json(named_streams(spec));
   if (path == "ranks_per_run") return nlohmann::json(spec.value("ranks_per_run", 1));
   return path == "base_seed" ? spec.at("base_seed") : value_at_path(spec, path);
 }
@@ -414,7 +430,8 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
   std::map<std::string, std::string> metric_by_task;
   for (const auto& [task, condition] : paths.condition_paths) metric_by_task[task] = metric_of(runs, task, metric);
   CellIndex index(paths, std::move(metric_by_task));
-  // The cell of a setting and base seed, once found: their runs differ only in the seed.
+  // The cell of a setting, base seed, group size and streams named, once found: their runs
+  // differ only in the seed (and the streams' indices).
   std::unordered_map<std::string, std::size_t> cell_of_setting;
   std::vector<std::vector<const RunRecord*>> runs_of_cell;  // in the runs' order
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -422,7 +439,7 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
     const auto base_seed = r.spec.find("base_seed");
     const std::string setting = std::to_string(settings.setting_of[i]) +
                                 (base_seed == r.spec.end() ? std::string() : " " + base_seed->dump()) + " " +
-                                std::to_string(r.spec.value("ranks_per_run", 1));
+                                std::to_string(r.spec.value("ranks_per_run", 1)) + " " + named_streams(r.spec);
     auto known = cell_of_setting.find(setting);
     if (known == cell_of_setting.end()) known = cell_of_setting.emplace(setting, index.of(r)).first;
     runs_of_cell.resize(index.size());

@@ -90,6 +90,16 @@ const char* wilcoxon_method(const stats::WilcoxonResult& w) {
   return w.method_used == stats::WilcoxonMethod::kApprox ? "approx" : "exact";
 }
 
+// The random sources either side held that a crossed study of its task and model found to
+// matter (variance_sources.h).
+json sources_left_out_json(const Analysis& a, const ComparisonResult& cmp) {
+  json out = json::array();
+  for (const auto& l : a.left_out)
+    if (l.cell == cmp.a || l.cell == cmp.b)
+      out.push_back({{"side", l.cell == cmp.a ? "model" : "baseline"}, {"stream", l.stream}, {"share", l.share}, {"study_cell", l.study_cell}});
+  return out;
+}
+
 json comparison_json(const Analysis& a, const ComparisonResult& cmp) {
   const Cell& ca = a.cells[cmp.a].cell;
   const Cell& cb = a.cells[cmp.b].cell;
@@ -108,6 +118,7 @@ json comparison_json(const Analysis& a, const ComparisonResult& cmp) {
           {"differences", p.differences},
           {"seeds_only_model", p.only_a},
           {"seeds_only_baseline", p.only_b},
+          {"sources_left_out", sources_left_out_json(a, cmp)},
           {"mean_diff", opt(p.mean_diff)},
           {"sd_diff", opt(p.sd_diff)},
           {"ci95", opt(p.t.ci)},

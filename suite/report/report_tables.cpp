@@ -14,6 +14,7 @@
 #include "suite/report/cost_tables.h"
 #include "suite/report/table_cells.h"
 #include "suite/report/text_format.h"
+#include "suite/report/variance_sources.h"
 
 namespace lrb {
 
@@ -193,7 +194,10 @@ Table spread_table(const Analysis& a, const TaskResult& t) {
 
 std::string seeds_text(const std::vector<std::int64_t>& seeds) {
   std::vector<std::string> s;
-  for (auto x : seeds) s.push_back(std::to_string(x));
+  for (auto x : seeds) {  // a seed index, or a tuple of stream indices in parentheses
+    const std::string label = replicate_label(x);
+    s.push_back(label.rfind("seed ", 0) == 0 ? label.substr(5) : "(" + label + ")");
+  }
   return join(s, " ");
 }
 
@@ -256,6 +260,7 @@ Table comparison_table(const Analysis& a, const TaskResult& t) {
   if (any_caution)
     tab.notes.push_back(fmt::format("{} fewer than {} pairs: the bootstrap interval undercovers", kCautionMark, kMinBootstrapN));
   if (any_unpaired) tab.notes.push_back("unpaired seeds: seeds with a value on one side only (failed, stopped or not run on the other); listed, not used");
+  for (auto& note : left_out_notes(a, t.comparisons)) tab.notes.push_back(std::move(note));
   return tab;
 }
 

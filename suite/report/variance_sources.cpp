@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "suite/config/run_streams.h"
 #include "suite/core/text.h"
@@ -95,6 +96,62 @@ std::optional<VarianceSources> variance_sources(const Cell& cell, std::size_t in
   }
   out.components = stats::crossed_variance_components(f.names, out.levels, crossed, confidence);
   return out;
+}
+
+std::vector<LeftOutSource> sources_left_out(const Analysis& a) {
+  // Per (task, model) and stream, the largest share a crossed study found for it.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::pair<double, std::size_t>>> found;
+  for (const auto& v : a.variance_sources) {
+    if (!v.components) continue;
+    const Cell& c = a.cells[v.cell].cell;
+    auto& by_stream = found[{c.task, c.model}];
+    for (const auto& s : kStreams) {
+      double share = 0;
+      for (const auto& t : v.components->terms) {
+        if (t.factors.size() == v.factors.size()) continue;  // the residual
+        for (const auto& f : t.factors)
+          if (("+" + f + "+").find("+" + std::string(s.name) + "+") != std::string::npos) {
+            share += t.share;
+            break;
+          }
+      }
+      auto& best = by_stream[std::string(s.name)];
+      if (share > best.first) best = {share, v.cell};
+    }
+  }
+  std::vector<LeftOutSource> out;
+  if (found.empty()) return out;
+  for (std::size_t i = 0; i < a.cells.size(); ++i) {
+    const Cell& c = a.cells[i].cell;
+    const auto it = found.find({c.task, c.model});
+    if (it == found.end() || c.values.size() < 2) continue;
+    const StreamTuple first = tuple_of_replicate(c.values.front().seed);
+    for (std::size_t k = 0; k < kStreams.size(); ++k) {
+      const bool held = std::all_of(c.values.begin(), c.values.end(),
+                                    [&](const SeedValue& v) { return tuple_of_replicate(v.seed)[k] == first[k]; });
+      const auto share = it->second.find(std::string(kStreams[k].name));
+      if (held && share != it->second.end() && share->second.first >= kLeftOutShare)
+        out.push_back({i, std::string(kStreams[k].name), share->second.first, share->second.second});
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> left_out_notes(const Analysis& a, const std::vector<std::size_t>& comparisons) {
+  std::set<std::size_t> cells;
+  for (const std::size_t k : comparisons) cells.insert({a.comparisons[k].a, a.comparisons[k].b});
+  std::vector<std::string> notes;
+  for (const auto& l : a.left_out) {
+    if (!cells.count(l.cell)) continue;
+    const Cell& c = a.cells[l.cell].cell;
+    const Cell& study = a.cells[l.study_cell].cell;
+    notes.push_back(fmt::format("{} {}: its runs held the {} stream at one index, which carries {:.0f} % of {}'s variance of {} where a "
+                                "crossed study varied it ({}): the comparisons that read it leave that source out of their "
+                                "intervals (vary it too: [sweep] vary)",
+                                c.entrant, setting_of(c), l.stream, 100 * l.share, c.model, display_metric(c.metric),
+                                study.entrant + (study.setting_label().empty() ? "" : " " + study.setting_label())));
+  }
+  return notes;
 }
 
 nlohmann::json variance_sources_json(const Analysis& a) {

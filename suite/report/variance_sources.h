@@ -27,8 +27,26 @@ struct VarianceSources {
   std::string why_not;  // the runs do not cross the factors completely, once each
 };
 
+// A source a cell held at one index (its runs' stream `stream` never moved) while a crossed
+// study of the same task and model found it to carry `share` of the variance (the terms that
+// involve it, the residual left out): the cell's spread, and the intervals of comparisons
+// that read it, leave that source out.
+struct LeftOutSource {
+  std::size_t cell = 0;        // the cell that held it
+  std::string stream;
+  double share = 0;
+  std::size_t study_cell = 0;  // the crossed study's cell that measured the share
+};
+// Noted from this share on.
+inline constexpr double kLeftOutShare = 0.10;
+
 // For a cell of two or more factors; nothing for a cell whose runs vary one seed.
 std::optional<VarianceSources> variance_sources(const Cell& cell, std::size_t index, double confidence);
+
+// Every source each cell held while a study of its task and model found it to matter.
+std::vector<LeftOutSource> sources_left_out(const Analysis& a);
+// The comparisons table's notes on the cells its comparisons read.
+std::vector<std::string> left_out_notes(const Analysis& a, const std::vector<std::size_t>& comparisons);
 
 // results/REPORT_SCHEMA.md, "variance_sources".
 nlohmann::json variance_sources_json(const Analysis& a);

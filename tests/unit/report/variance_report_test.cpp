@@ -67,23 +67,66 @@ TEST(ReportVarianceSources, AnIncompleteCrossingSaysSoInsteadOfAComponent) {
   EXPECT_NE(a.variance_sources[0].why_not.find("17 of its 18 combinations"), std::string::npos) << a.variance_sources[0].why_not;
 }
 
-TEST(ReportVarianceSources, PlainSeedsHaveNoVarianceTableAndPairOnlyWithTheirOwnTuple) {
+TEST(ReportVarianceSources, PlainSeedsAreACellOfTheirOwnAndPairOnlyWithTheirOwnTuple) {
   std::vector<RunRecord> runs = crossed_runs("transformer", 0.6);
-  // Linear ran plain seeds 0..2: every stream at the seed's index. Only the transformer's
-  // runs whose tuple is (s, s, s, s) pair with them: none here, as data is held at 0 — but
-  // seed 0 with order 0 and init 0 draws every stream at 0, the plain seed 0's tuple.
+  // Plain seeds 0..2 of the same transformer: every stream at the seed's index. Another design
+  // (its spread is of every source at once), so another cell, without a variance table.
   for (int s = 0; s < 3; ++s) {
     test::RunDraft d;
-    d.model = "linear";
     d.seed = s;
     d.metrics = {{"eval_accuracy", 0.5}};
     runs.push_back(test::make_run(d));
   }
   const Analysis a = analyse(input_of(runs), fast());
+  ASSERT_EQ(a.cells.size(), 2u);
+  EXPECT_EQ(a.cells[0].cell.condition.at("streams"), "data+order+init");
+  EXPECT_EQ(a.cells[1].cell.condition.at("streams"), "seed");
   ASSERT_EQ(a.variance_sources.size(), 1u);
-  ASSERT_EQ(a.comparisons.size(), 1u);
-  EXPECT_EQ(a.comparisons[0].paired.n_pairs, 1u);
-  EXPECT_EQ(replicate_label(a.comparisons[0].paired.seeds.at(0)), "seed 0");
+  EXPECT_EQ(a.variance_sources[0].cell, 0u);
+  // Paired (a claim across the two, say) only where all four indices agree: seed 0 with
+  // order 0 and init 0 draws every stream at 0, the plain seed 0's tuple.
+  stats::SeedValues crossed, plain;
+  for (const auto& v : a.cells[0].cell.values) crossed[v.seed] = v.value;
+  for (const auto& v : a.cells[1].cell.values) plain[v.seed] = v.value;
+  const stats::SeedPairing p = stats::pair_by_seed(crossed, plain);
+  ASSERT_EQ(p.seeds.size(), 1u);
+  EXPECT_EQ(replicate_label(p.seeds[0]), "seed 0");
+}
+
+// A comparison whose cells held init at one index, beside a crossed study that found init to
+// carry most of the variance: the comparisons table says the interval leaves it out.
+TEST(ReportVarianceSources, AComparisonThatHeldASourceAStudyFoundToMatterSaysSo) {
+  std::vector<RunRecord> runs = crossed_runs("transformer", 0.6);
+  for (auto& r : crossed_runs("linear", 0.55)) runs.push_back(std::move(r));
+  for (const std::string model : {"transformer", "linear"})
+    for (int s = 0; s < 5; ++s) {
+      test::RunDraft d;
+      d.model = model;
+      d.seed = s;
+      d.streams = {{"init", 0}};  // fixed = ["init"]
+      d.metrics = {{"eval_accuracy", (model == "linear" ? 0.5 : 0.6) + 0.01 * s}};
+      runs.push_back(test::make_run(d));
+    }
+  const Analysis a = analyse(input_of(runs), fast());
+  // The held runs are cells of their own (another design), compared among themselves.
+  ASSERT_EQ(a.cells.size(), 4u);
+  ASSERT_EQ(a.comparisons.size(), 2u);
+  ASSERT_EQ(a.left_out.size(), 2u);
+  for (const auto& l : a.left_out) {
+    EXPECT_EQ(l.stream, "init");
+    EXPECT_GT(l.share, 0.8);
+    EXPECT_EQ(a.cells[l.cell].cell.values.size(), 5u);
+  }
+  const Report r = build_report(input_of(runs), fast());
+  std::ostringstream md;
+  make_report_sink("md")->write(r, md);
+  EXPECT_NE(md.str().find("its runs held the init stream at one index, which carries"), std::string::npos) << md.str();
+  std::ostringstream js;
+  make_report_sink("json")->write(r, js);
+  const json j = json::parse(js.str());
+  std::size_t noted = 0;
+  for (const auto& c : j.at("comparisons")) noted += c.at("sources_left_out").size();
+  EXPECT_EQ(noted, 2u);  // both sides of the held comparison
 }
 
 TEST(ReportVarianceSources, EveryFormatShowsTheTable) {
