@@ -26,10 +26,10 @@ struct Factors {
   std::vector<std::vector<std::int64_t>> columns;  // per factor, the index of each value
 };
 
-Factors factors_of(const Cell& cell) {
+Factors factors_of(const std::vector<std::int64_t>& replicates) {
   std::vector<std::vector<std::int64_t>> by_stream(kStreams.size());
-  for (const SeedValue& v : cell.values) {
-    const StreamTuple t = tuple_of_replicate(v.seed);
+  for (const std::int64_t r : replicates) {
+    const StreamTuple t = tuple_of_replicate(r);
     for (std::size_t k = 0; k < kStreams.size(); ++k) by_stream[k].push_back(t[k]);
   }
   Factors f;
@@ -48,7 +48,7 @@ Factors factors_of(const Cell& cell) {
 }
 
 // "2 x 3": the levels of a term's factors.
-std::string term_levels(const VarianceSources& v, const stats::VarianceTerm& t) {
+std::string term_levels(const CrossedDesign& v, const stats::VarianceTerm& t) {
   std::string levels;
   for (const auto& f : t.factors)
     levels += (levels.empty() ? "" : " x ") +
@@ -60,11 +60,11 @@ std::string setting_of(const Cell& c) { return c.setting_label().empty() ? "-" :
 
 }  // namespace
 
-std::optional<VarianceSources> variance_sources(const Cell& cell, std::size_t index, double confidence) {
-  const Factors f = factors_of(cell);
+std::optional<CrossedDesign> crossed_design(const std::vector<std::int64_t>& replicates, const std::vector<double>& values,
+                                            double confidence) {
+  const Factors f = factors_of(replicates);
   if (f.names.size() < 2) return std::nullopt;
-  VarianceSources out;
-  out.cell = index;
+  CrossedDesign out;
   out.factors = f.names;
   if (f.names.size() > 8) {
     out.why_not = "more than 8 factors";
@@ -82,19 +82,36 @@ std::optional<VarianceSources> variance_sources(const Cell& cell, std::size_t in
   }
   std::vector<double> crossed(static_cast<std::size_t>(combinations), 0.0);
   std::vector<bool> seen(crossed.size(), false);
-  for (std::size_t v = 0; v < cell.values.size(); ++v) {
+  for (std::size_t v = 0; v < values.size(); ++v) {
     std::int64_t at = 0;
     for (std::size_t i = 0; i < f.names.size(); ++i) at = at * out.levels[i] + level_of[i].at(f.columns[i][v]);
     seen[static_cast<std::size_t>(at)] = true;
-    crossed[static_cast<std::size_t>(at)] = cell.values[v].value;
+    crossed[static_cast<std::size_t>(at)] = values[v];
   }
   const auto filled = static_cast<std::int64_t>(std::count(seen.begin(), seen.end(), true));
-  if (filled != combinations || cell.values.size() != crossed.size()) {
+  if (filled != combinations || values.size() != crossed.size()) {
     out.why_not = fmt::format("not a complete crossing of {}: {} of its {} combinations have one value ({} values)",
-                              join(f.names, " x "), filled, combinations, cell.values.size());
+                              join(f.names, " x "), filled, combinations, values.size());
     return out;
   }
   out.components = stats::crossed_variance_components(f.names, out.levels, crossed, confidence);
+  return out;
+}
+
+std::optional<VarianceSources> variance_sources(const Cell& cell, std::size_t index, double confidence) {
+  std::vector<std::int64_t> replicates;
+  std::vector<double> values;
+  replicates.reserve(cell.values.size());
+  values.reserve(cell.values.size());
+  for (const SeedValue& v : cell.values) {
+    replicates.push_back(v.seed);
+    values.push_back(v.value);
+  }
+  auto design = crossed_design(replicates, values, confidence);
+  if (!design) return std::nullopt;
+  VarianceSources out;
+  static_cast<CrossedDesign&>(out) = std::move(*design);
+  out.cell = index;
   return out;
 }
 

@@ -19,12 +19,20 @@ namespace lrb {
 struct Analysis;
 struct Cell;
 
-struct VarianceSources {
-  std::size_t cell = 0;              // index into Analysis::cells
+// Values keyed by their replicates (run_streams.h) as a crossed design: the streams whose
+// indices differ among them are its factors.
+struct CrossedDesign {
   std::vector<std::string> factors;  // "order", "init", "data+dropout"
   std::vector<std::int64_t> levels;
   std::optional<stats::VarianceComponents> components;
-  std::string why_not;  // the runs do not cross the factors completely, once each
+  std::string why_not;  // the values do not cross the factors completely, once each
+};
+// Nothing when fewer than two factors vary (plain seeds: every stream moves with the seed).
+std::optional<CrossedDesign> crossed_design(const std::vector<std::int64_t>& replicates, const std::vector<double>& values,
+                                            double confidence);
+
+struct VarianceSources : CrossedDesign {
+  std::size_t cell = 0;  // index into Analysis::cells
 };
 
 // A source a cell held at one index (its runs' stream `stream` never moved) while a crossed

@@ -1,9 +1,11 @@
 #include "suite/stats/variance_components.h"
 
 #include <boost/math/distributions/chi_squared.hpp>
+#include <boost/math/distributions/normal.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "suite/core/errors.h"
 
@@ -117,6 +119,57 @@ VarianceComponents crossed_variance_components(const std::vector<std::string>& f
     out.terms.push_back(std::move(term));
   }
   return out;
+}
+
+double variance_of_mean(const VarianceComponents& v, const std::vector<std::int64_t>& levels) {
+  LRB_CHECK(levels.size() == v.factors.size(), "a level count per factor");
+  double var = 0;
+  for (const auto& t : v.terms) {
+    double cells = 1;
+    for (const auto& f : t.factors)
+      cells *= static_cast<double>(levels[static_cast<std::size_t>(std::find(v.factors.begin(), v.factors.end(), f) - v.factors.begin())]);
+    var += std::max(0.0, t.component) / cells;
+  }
+  return var;
+}
+
+namespace {
+
+// The smallest n in [lo, most] with reached(n), which is monotone; nothing when none is.
+std::optional<std::int64_t> smallest(std::int64_t lo, std::int64_t most, const std::function<bool(std::int64_t)>& reached) {
+  if (lo > most || !reached(most)) return std::nullopt;
+  std::int64_t hi = most;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (reached(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+// Whether the mean's standard error is small enough: |mean| ≥ (z_{1−level/2} + z_power) · se.
+bool powered(double variance, double mean, double level, double power) {
+  const boost::math::normal z;
+  const double needed = boost::math::quantile(z, 1 - level / 2) + boost::math::quantile(z, power);
+  return std::fabs(mean) >= needed * std::sqrt(variance);
+}
+
+}  // namespace
+
+std::optional<std::int64_t> levels_needed(const VarianceComponents& v, std::size_t factor, double mean, double level, double power,
+                                          std::int64_t most) {
+  LRB_CHECK(factor < v.factors.size(), "a factor of the design");
+  return smallest(2, most, [&](std::int64_t n) {
+    std::vector<std::int64_t> levels = v.levels;
+    levels[factor] = n;
+    return powered(variance_of_mean(v, levels), mean, level, power);
+  });
+}
+
+std::optional<std::int64_t> levels_needed_each(const VarianceComponents& v, double mean, double level, double power, std::int64_t most) {
+  return smallest(2, most, [&](std::int64_t n) {
+    return powered(variance_of_mean(v, std::vector<std::int64_t>(v.factors.size(), n)), mean, level, power);
+  });
 }
 
 }  // namespace lrb::stats

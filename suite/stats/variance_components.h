@@ -41,4 +41,18 @@ struct VarianceComponents {
 VarianceComponents crossed_variance_components(const std::vector<std::string>& factors, const std::vector<std::int64_t>& levels,
                                                const std::vector<double>& values, double confidence = 0.95);
 
+// The variance of the mean over a crossed design with `levels` of each factor (in
+// v.factors' order): the sum of each term's component (negative ones as 0) over the product
+// of its factors' levels.
+double variance_of_mean(const VarianceComponents& v, const std::vector<std::int64_t>& levels);
+
+// The fewest levels of factor `factor`, the others at v.levels, at which a two-sided test of
+// the mean at `level` has `power` (normal approximation) when the true mean is `mean`:
+// nothing when even `most` levels do not reach it (the terms without that factor set a floor).
+std::optional<std::int64_t> levels_needed(const VarianceComponents& v, std::size_t factor, double mean, double level, double power,
+                                          std::int64_t most = 100000);
+// The same with every factor at one number of levels.
+std::optional<std::int64_t> levels_needed_each(const VarianceComponents& v, double mean, double level, double power,
+                                               std::int64_t most = 100000);
+
 }  // namespace lrb::stats

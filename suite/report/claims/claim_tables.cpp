@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "suite/config/sequential_design.h"
+#include "suite/core/text.h"
 #include "suite/report/claims/claims.h"
 #include "suite/report/table_cells.h"
 #include "suite/report/text_format.h"
@@ -155,6 +156,26 @@ Table claim_looks_table(const Analysis& a) {
 }
 
 // What settling each open claim would cost (study_plan.h).
+namespace {
+
+// A claim whose pairs cross random streams: how many levels of each it would take.
+std::string levels_note(const std::string& claim, const ClaimPlan& p) {
+  std::vector<std::string> sources, levels;
+  const auto needed = [](const std::optional<std::int64_t>& n) { return n ? std::to_string(*n) : std::string("more than 100000"); };
+  for (const auto& s : p.levels_by_source) {
+    sources.push_back(s.source);
+    levels.push_back(std::to_string(s.now));
+  }
+  std::string out = fmt::format("{}: its pairs cross {} at {} levels; for 80 % power at its level (normal approximation, from the "
+                                "variance components of its paired values): ",
+                                claim, join(sources, " x "), join(levels, " x "));
+  for (std::size_t i = 0; i < p.levels_by_source.size(); ++i)
+    out += fmt::format("{}{} {} levels", i ? ", " : "", p.levels_by_source[i].source, needed(p.levels_by_source[i].needed));
+  return out + fmt::format(" (each with the others as now), or every source at {} levels", needed(p.levels_each));
+}
+
+}  // namespace
+
 std::optional<Table> claim_plan_table(const Analysis& a) {
   if (a.plans.empty()) return std::nullopt;
   Table tab;
@@ -162,6 +183,7 @@ std::optional<Table> claim_plan_table(const Analysis& a) {
   tab.title = "claims — what settling the open ones would cost";
   tab.columns = {"claim", "design", "seeds so far", "effect", "fixed: seeds for 80 %", "sequential: expected seeds",
                  "sequential: power", "run time (fixed / sequential)", "wall time (fixed / sequential)"};
+  std::vector<std::string> levels_notes;
   auto hours = [](const std::optional<double>& h) {
     if (!h) return std::string("–");
     if (*h * 60 < 1) return std::string("<1 min");
@@ -187,6 +209,7 @@ std::optional<Table> claim_plan_table(const Analysis& a) {
     row.push_back(text(hours(p.fixed_run_hours) + " / " + hours(p.sequential_run_hours)));
     row.push_back(text(hours(p.fixed_wall_hours) + " / " + hours(p.sequential_wall_hours) + fmt::format(" ({} at a time)", p.slots)));
     tab.rows.push_back(std::move(row));
+    if (!p.levels_by_source.empty()) levels_notes.push_back(levels_note(r.claim.name, p));
   }
   tab.notes.push_back("effect: (estimate − threshold) / sd per seed (ratio claims: of A − r·B at the nearer bound); fixed: the "
                       "paired seeds a fixed design needs for 80 % power at the claim's level; sequential: the seeds the design is "
@@ -198,6 +221,7 @@ std::optional<Table> claim_plan_table(const Analysis& a) {
                       "new identity (DIR/study.json) and draws seeds nobody has looked at; the seeds read here decided what this "
                       "report shows and are never a new study's evidence (`--study-id` replays a study's seeds: a reproduction, "
                       "not a new study)");
+  for (auto& n : levels_notes) tab.notes.push_back(std::move(n));
   return tab;
 }
 

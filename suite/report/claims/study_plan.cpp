@@ -10,6 +10,7 @@
 
 #include "suite/config/run_streams.h"
 #include "suite/report/claims/claim_sides.h"
+#include "suite/report/variance_sources.h"
 #include "suite/stats/group_sequential.h"
 #include "suite/stats/power.h"
 #include "suite/stats/sample_stats.h"
@@ -26,7 +27,8 @@ using namespace claim_sides;
 // The per-seed values whose mean the claim tests against 0: Δ − threshold (better,
 // not-worse); for a ratio, at the bound r nearest the estimate, ln(A / B) − ln r where
 // every value is positive (the judge's log scale), else A − r·B (Fieller's form).
-std::optional<std::vector<double>> tested_values(const ClaimResult& r, const std::vector<RunRecord>& runs, std::string& why) {
+std::optional<std::vector<double>> tested_values(const ClaimResult& r, const std::vector<RunRecord>& runs, std::string& why,
+                                                 std::vector<std::int64_t>& replicates) {
   const ClaimSpec& c = r.claim;
   if (c.kind == ClaimKind::Scaling) {
     why = "a scaling claim's power depends on its lengths as much as on its seeds: not planned";
@@ -58,9 +60,11 @@ std::optional<std::vector<double>> tested_values(const ClaimResult& r, const std
     }
     const bool positive = bound > 0 && stats::all_positive(a, b);
     for (std::size_t i = 0; i < a.size(); ++i) v.push_back(positive ? std::log(a[i] / b[i]) - std::log(bound) : a[i] - bound * b[i]);
+    replicates = p.seeds;
   } else {
     const double thr = paired_threshold(c, r.higher_is_better);
     for (auto s : p.seeds) v.push_back(va.at(s) - vb.at(s) - thr);
+    replicates = p.seeds;
   }
   return v;
 }
@@ -86,6 +90,18 @@ std::optional<double> seconds_per_seed(const ClaimSpec& c, const std::vector<Run
     per += stats::median(tb);
   }
   return per;
+}
+
+// Pairs that cross random streams: the levels of each source 80 % power would take.
+void plan_levels(ClaimPlan& p, const std::vector<std::int64_t>& replicates, const std::vector<double>& values, double level,
+                 double power) {
+  const auto design = crossed_design(replicates, values, 0.95);
+  if (!design || !design->components) return;
+  const stats::VarianceComponents& v = *design->components;
+  const double mean = stats::mean(values);
+  for (std::size_t f = 0; f < v.factors.size(); ++f)
+    p.levels_by_source.push_back({v.factors[f], v.levels[f], stats::levels_needed(v, f, mean, level, power)});
+  p.levels_each = stats::levels_needed_each(v, mean, level, power);
 }
 
 int slots_of(const ClaimSpec& c, const std::vector<RunRecord>& runs) {
@@ -132,8 +148,10 @@ ClaimPlan plan_claim(const ClaimResult& r, const SequentialSeeds& design, bool a
   p.level = level;
   p.seeds_done = r.n;
   p.slots = slots_of(r.claim, runs);
-  const auto values = tested_values(r, runs, p.why_not);
+  std::vector<std::int64_t> replicates;
+  const auto values = tested_values(r, runs, p.why_not, replicates);
   if (!values) return p;
+  plan_levels(p, replicates, *values, level, power);
   const double sd = stats::sample_std(*values);
   if (!(sd > 0)) {
     p.why_not = "no spread between seeds: more seeds change nothing";
@@ -188,6 +206,15 @@ std::optional<double> seconds_per_seed_of_open_claims(const std::vector<ClaimSpe
   return total / slots;
 }
 
+namespace {
+nlohmann::json levels_json(const ClaimPlan& p) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& s : p.levels_by_source)
+    out.push_back({{"source", s.source}, {"levels", s.now}, {"needed", s.needed ? nlohmann::json(*s.needed) : nlohmann::json(nullptr)}});
+  return out;
+}
+}  // namespace
+
 nlohmann::json claim_plan_json(const ClaimPlan& p) {
   auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   return {{"design", p.design.to_json()},
@@ -205,7 +232,9 @@ nlohmann::json claim_plan_json(const ClaimPlan& p) {
           {"fixed_wall_hours", opt(p.fixed_wall_hours)},
           {"sequential_wall_hours", opt(p.sequential_wall_hours)},
           {"why_not", p.why_not.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.why_not)},
-          {"half", p.half.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.half)}};
+          {"half", p.half.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.half)},
+          {"levels_by_source", levels_json(p)},
+          {"levels_each", opt(p.levels_each)}};
 }
 
 }  // namespace lrb

@@ -29,6 +29,16 @@ struct ClaimPlan {
   std::optional<double> fixed_wall_hours, sequential_wall_hours;
   std::string why_not;                          // when it cannot be planned (then only seeds_done is set)
   std::string half;                             // a dominates claim: the half planned ("metric", "cost"), the open one needing more seeds
+  // Pairs that cross random streams ([sweep] vary): the components of the tested values'
+  // variance by source, and how many levels of each source (the others as now), or of every
+  // source at once, 80 % power would take (nothing: more than 100,000).
+  struct SourceLevels {
+    std::string source;
+    std::int64_t now = 0;
+    std::optional<std::int64_t> needed;
+  };
+  std::vector<SourceLevels> levels_by_source;
+  std::optional<std::int64_t> levels_each;
 };
 
 // `level`: the claim's error share (α / open claims in the Holm family). `power`: 0.8. A

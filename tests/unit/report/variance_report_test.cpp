@@ -129,6 +129,43 @@ TEST(ReportVarianceSources, AComparisonThatHeldASourceAStudyFoundToMatterSaysSo)
   EXPECT_EQ(noted, 2u);  // both sides of the held comparison
 }
 
+// A claim between two crossed cells, inconclusive: the plan says how many levels of each
+// source it would take.
+TEST(ReportVarianceSources, ThePlanSaysHowManyLevelsOfEachSourceAClaimNeeds) {
+  std::vector<RunRecord> runs = crossed_runs("transformer", 0.6);
+  for (auto& r : crossed_runs("linear", 0.599)) runs.push_back(std::move(r));
+  // Linear's init effects differ from the transformer's: the paired differences vary with init.
+  for (auto& r : runs)
+    if (r.spec.at("model").at("name") == "linear")
+      r.metrics["eval_accuracy"] += 0.004 * static_cast<double>(r.spec.at("streams").at("init").get<int>() - 1);
+  ClaimSpec c;
+  c.name = "transformer-better";
+  c.statement = c.name;
+  c.source = "constructed";
+  c.kind = ClaimKind::Better;
+  c.metric = "eval_accuracy";
+  c.a.match = {{"model.name", "transformer"}};
+  c.a.label = "transformer";
+  c.b.match = {{"model.name", "linear"}};
+  c.b.label = "linear";
+  c.a.expected_runs = c.b.expected_runs = 18;
+  ReportInput in = input_of(runs);
+  in.claims = {c};
+  const Analysis a = analyse(in, fast());
+  ASSERT_EQ(a.claims.size(), 1u);
+  ASSERT_EQ(a.plans.count(0), 1u) << verdict_name(a.claims[0].verdict);
+  const ClaimPlan& p = a.plans.at(0);
+  ASSERT_EQ(p.levels_by_source.size(), 3u);
+  EXPECT_EQ(p.levels_by_source[1].source, "init");
+  EXPECT_EQ(p.levels_by_source[1].now, 3);
+  ASSERT_TRUE(p.levels_by_source[1].needed);
+  EXPECT_GT(*p.levels_by_source[1].needed, 3);
+  ASSERT_TRUE(p.levels_each);
+  std::ostringstream md;
+  make_report_sink("md")->write(build_plan(in, fast()), md);
+  EXPECT_NE(md.str().find("transformer-better: its pairs cross order x init x dropout at 2 x 3 x 3 levels"), std::string::npos) << md.str();
+}
+
 TEST(ReportVarianceSources, EveryFormatShowsTheTable) {
   const Report r = build_report(input_of(crossed_runs("transformer", 0.6)), fast());
   for (const auto& f : report_format_entries()) {

@@ -105,5 +105,56 @@ TEST(StatsVarianceComponents, SatterthwaiteIntervalsCoverNearTheirLevel) {
               covered_residual / double(trials));
 }
 
+// a at 3 levels (σ² 1), b at 3 (σ² 0), the residual σ² 0.5: the mean's variance is
+// 1/n_a + 0/n_b + 0.5/(n_a n_b); 80 % power at α = 0.05 for a mean of 1 needs
+// (1.960 + 0.842)² var ≤ 1, var ≤ 0.1274.
+VarianceComponents known_design() {
+  VarianceComponents v;
+  v.factors = {"a", "b"};
+  v.levels = {3, 3};
+  v.terms = {VarianceTerm{{"a"}, 2, 0, 0, 1.0, {}, 0, 0}, VarianceTerm{{"b"}, 2, 0, 0, -0.1, {}, 0, 0},
+             VarianceTerm{{"a", "b"}, 4, 0, 0, 0.5, {}, 0, 0}};
+  return v;
+}
+
+TEST(StatsVarianceComponents, LevelsNeededReduceTheTermsOfTheSourceAndNoOther) {
+  const VarianceComponents v = known_design();
+  EXPECT_NEAR(variance_of_mean(v, {3, 3}), 1.0 / 3 + 0.5 / 9, 1e-15);  // b's negative estimate counts as 0
+  EXPECT_EQ(levels_needed(v, 0, 1.0, 0.05, 0.8), 10);   // 1.1667 / n_a ≤ 0.1274
+  EXPECT_FALSE(levels_needed(v, 1, 1.0, 0.05, 0.8));    // a's 1/3 stays whatever b does
+  EXPECT_EQ(levels_needed_each(v, 1.0, 0.05, 0.8), 9);  // 1/9 + 0.5/81 ≤ 0.1274 < 1/8 + 0.5/64
+  EXPECT_EQ(levels_needed(v, 0, -1.0, 0.05, 0.8), 10);  // two-sided
+}
+
+// The mean over a crossed design of random effects varies as variance_of_mean says.
+TEST(StatsVarianceComponents, TheMeansVarianceIsWhatTheComponentsSay) {
+  const std::vector<std::int64_t> levels = {5, 3, 2};
+  const double sd[] = {0.3, 0.1, 0.2, 0.25};  // a, b, c, residual
+  VarianceComponents v;
+  v.factors = {"a", "b", "c"};
+  v.levels = levels;
+  v.terms = {VarianceTerm{{"a"}, 0, 0, 0, sd[0] * sd[0], {}, 0, 0}, VarianceTerm{{"b"}, 0, 0, 0, sd[1] * sd[1], {}, 0, 0},
+             VarianceTerm{{"c"}, 0, 0, 0, sd[2] * sd[2], {}, 0, 0}, VarianceTerm{{"a", "b", "c"}, 0, 0, 0, sd[3] * sd[3], {}, 0, 0}};
+  Rng rng(7);
+  const int trials = 20000;
+  double sum = 0, sum_sq = 0;
+  for (int t = 0; t < trials; ++t) {
+    std::vector<double> a(5), b(3), c(2);
+    for (auto& x : a) x = sd[0] * rng.normal();
+    for (auto& x : b) x = sd[1] * rng.normal();
+    for (auto& x : c) x = sd[2] * rng.normal();
+    double mean = 0;
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 3; ++j)
+        for (int k = 0; k < 2; ++k) mean += a[i] + b[j] + c[k] + sd[3] * rng.normal();
+    mean /= 30;
+    sum += mean;
+    sum_sq += mean * mean;
+  }
+  const double var = sum_sq / trials - (sum / trials) * (sum / trials);
+  // The sample variance of 20,000 normal means is within ±2 % (4 standard errors) of the truth.
+  EXPECT_NEAR(var / variance_of_mean(v, levels), 1.0, 4 * std::sqrt(2.0 / trials));
+}
+
 }  // namespace
 }  // namespace lrb::stats
