@@ -11,6 +11,7 @@
 #include "suite/config/expand.h"
 #include "suite/config/run_spec.h"
 #include "suite/config/variant_spec.h"
+#include "suite/contracts/figure_key.h"
 #include "suite/contracts/figures.h"
 #include "suite/core/text.h"
 #include "suite/registry/registry.h"
@@ -137,7 +138,7 @@ void ClaimChecker::check_variant_metric(const std::vector<const RunSpec*>& match
 }
 
 void ClaimChecker::check_metric(const std::vector<const RunSpec*>& matched, const CellSelector& sel, const char* side) const {
-  if (c.metric.rfind("infer_", 0) == 0 || c.metric.rfind("probe_", 0) == 0) return check_variant_metric(matched, sel, side);
+  if (spelled_as_variant_figure(c.metric)) return check_variant_metric(matched, sel, side);
   const auto& figures = claimable_run_figures();
   const bool run_figure = std::find(figures.begin(), figures.end(), c.metric) != figures.end();
   if (!sel.variant.empty() && run_figure && c.metric != "eval_loss")
@@ -152,7 +153,7 @@ void ClaimChecker::check_metric(const std::vector<const RunSpec*>& matched, cons
                                           (c.metric == "max_batch_in_budget" ? " with a budget)" : ")"));
     return;
   }
-  const std::string name = c.metric.substr(5);  // "eval_" + task metric
+  const std::string name = FigureKey::parse(c.metric).name;  // a task metric
   for (const auto* r : matched) {
     const auto& m = r->task_info.metrics;
     if (std::find(m.begin(), m.end(), name) == m.end()) {

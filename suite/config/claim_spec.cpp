@@ -7,6 +7,7 @@
 
 #include "suite/config/claim_spec_detail.h"
 #include "suite/config/expand.h"
+#include "suite/contracts/figure_key.h"
 #include "suite/contracts/figures.h"
 
 namespace lrb {
@@ -211,12 +212,12 @@ const std::vector<std::string>& claimable_run_figures() {
 }
 
 std::string stored_metric_name(const std::string& metric) {
-  if (metric.rfind("infer_", 0) == 0 || metric.rfind("probe_", 0) == 0) return metric;  // variant figures
+  if (spelled_as_variant_figure(metric)) return metric;
   // A run's or a model's figure of the catalogue, or a stored name ("eval_loss"), as it is;
   // anything else names a task metric.
   const FigureDef* f = find_figure(metric);
-  if ((f && !f->task_metric) || metric.rfind("eval_", 0) == 0) return metric;
-  return "eval_" + metric;
+  if ((f && !f->task_metric) || FigureKey::parse(metric).kind == FigureKey::Kind::TaskMetric) return metric;
+  return FigureKey::task_metric(metric).stored();
 }
 
 }  // namespace lrb

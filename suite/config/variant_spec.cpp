@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "suite/contracts/figure_key.h"
 #include "suite/core/text.h"
 #include "suite/registry/registry.h"
 
@@ -117,22 +118,21 @@ json evaluate_for_run(const json& evaluate, const std::vector<VariantSpec>& vari
 }
 
 bool is_variant_figure(const std::string& metric, const json& evaluate) {
-  for (const char* prefix : {"infer_peak_bytes_b", "infer_seconds_b", "infer_samples_per_s_b"}) {
-    const std::string p = prefix;
-    if (metric.rfind(p, 0) != 0) continue;
-    const std::string batch = metric.substr(p.size());
-    if (batch.empty() || batch.find_first_not_of("0123456789") != std::string::npos || batch.size() > 9) return false;
+  const FigureKey key = FigureKey::parse(metric);
+  if (!key.variant.empty()) return false;
+  if (key.kind == FigureKey::Kind::Inference) {
     const auto sizes = evaluate.at("batch_sizes").get<std::vector<std::int64_t>>();
-    return std::find(sizes.begin(), sizes.end(), std::stoll(batch)) != sizes.end();
+    return std::find(sizes.begin(), sizes.end(), key.batch) != sizes.end();
   }
-  if (metric.rfind("probe_", 0) == 0 && evaluate.value("probes", true))
-    for (const char* suffix : {"_cosine", "_mean_shift", "_var_ratio"}) {
-      const std::string s = suffix;
-      if (metric.size() > 6 + s.size() && metric.compare(metric.size() - s.size(), s.size(), s) == 0) return true;
-    }
-  return false;
+  // The per-channel statistics are curves, not figures.
+  return key.kind == FigureKey::Kind::Probe && evaluate.value("probes", true) &&
+         (key.statistic == "cosine" || key.statistic == "mean_shift" || key.statistic == "var_ratio");
 }
 
-std::string variant_metric(const std::string& variant, const std::string& metric) { return "variant." + variant + "." + metric; }
+std::string variant_metric(const std::string& variant, const std::string& metric) {
+  FigureKey key = FigureKey::parse(metric);
+  key.variant = variant;
+  return key.stored();
+}
 
 }  // namespace lrb

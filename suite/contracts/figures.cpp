@@ -5,6 +5,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "suite/contracts/figure_key.h"
+
 namespace lrb {
 
 namespace {
@@ -192,13 +194,10 @@ namespace {
 // find_figure with the catalogue's lock held.
 const FigureDef* find_locked(std::string_view name) {
   // "variant.<v>.<rest>": the variant's own record of <rest>.
-  if (name.substr(0, 8) == "variant.") {
-    const auto dot = name.find('.', 8);
-    if (dot == std::string_view::npos) return nullptr;
-    name.remove_prefix(dot + 1);
-  }
-  if (const FigureDef* f = find_plain(name, false)) return f;
-  if (name.substr(0, 5) == "eval_") return find_plain(name.substr(5), true);
+  const FigureKey key = FigureKey::parse(name);
+  if (name.substr(0, 8) == "variant." && key.variant.empty()) return nullptr;  // "variant.<v>" with nothing after
+  if (const FigureDef* f = find_plain(key.figure(), false)) return f;
+  if (key.kind == FigureKey::Kind::TaskMetric) return find_plain(key.name, true);
   return nullptr;
 }
 
@@ -242,9 +241,7 @@ void declare_recorded_figure(const std::string& stored_name, FigureUnit unit, Di
   const std::lock_guard<std::mutex> lock(c.mutex);
   if (!c.recorded_seen.insert(stored_name).second || find_locked(stored_name) != nullptr) return;
   // A variant's figure is the figure it records under "variant.<v>.": declared as that.
-  std::string name = stored_name;
-  if (name.rfind("variant.", 0) == 0 && name.find('.', 8) != std::string::npos) name = name.substr(name.find('.', 8) + 1);
-  FigureDef f = figure(name, unit, direction, false, kFromRunFile);
+  FigureDef f = figure(FigureKey::parse(stored_name).figure(), unit, direction, false, kFromRunFile);
   c.figures.push_back(std::move(f));
 }
 

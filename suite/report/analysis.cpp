@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "suite/contracts/figure_key.h"
 #include "suite/core/errors.h"
 #include "suite/core/parallel_for.h"
 #include "suite/core/text.h"
@@ -472,7 +473,7 @@ void check_metric_recorded(const ReportInput& input, const std::string& metric) 
   std::set<std::string> recorded;
   for (const auto& r : input.runs)
     for (const auto& [name, v] : r.metrics) {
-      if (name == metric || name == "eval_" + metric) return;
+      if (name == metric || name == FigureKey::task_metric(metric).stored()) return;
       recorded.insert(display_metric(name));
     }
   const std::vector<std::string> names(recorded.begin(), recorded.end());

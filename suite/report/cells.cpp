@@ -12,6 +12,7 @@
 
 #include "suite/config/expand.h"
 #include "suite/config/run_streams.h"
+#include "suite/contracts/figure_key.h"
 #include "suite/contracts/figures.h"
 #include "suite/core/parallel_for.h"
 #include "suite/report/efficiency.h"
@@ -25,14 +26,14 @@ std::string metric_of(const std::vector<RunRecord>& runs, const std::string& tas
     // "accuracy" means the evaluation metric; a stored name ("train_loss", "peak_bytes") is taken as is.
     for (const auto& r : runs)
       if (r.metrics.count(requested)) return requested;
-    return "eval_" + requested;
+    return FigureKey::task_metric(requested).stored();
   }
   for (const auto& r : runs)
     if (r.spec.at("task").at("name") == task) return r.primary_metric();
   return "eval_accuracy";
 }
 
-std::string display_metric(const std::string& m) { return m.rfind("eval_", 0) == 0 ? m.substr(5) : m; }
+std::string display_metric(const std::string& m) { return FigureKey::parse(m).display(); }
 
 std::string label_of(const nlohmann::json& settings) {
   std::string label;

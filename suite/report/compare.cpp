@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "suite/config/run_streams.h"
+#include "suite/contracts/figure_key.h"
 #include "suite/contracts/figures.h"
 #include "suite/core/errors.h"
 #include "suite/core/text.h"
@@ -36,13 +37,14 @@ bool is_time_figure(const FigureDef* f) {
 // ("eval_accuracy", "peak_step_bytes"); `stored` is the name runs record it under.
 const FigureDef* figure_named(const std::string& name, std::string* stored) {
   const FigureDef* f = find_figure(name);
-  if (f && (!f->task_metric || name.rfind("eval_", 0) == 0 || name.find(".eval_") != std::string::npos)) {
+  if (f && (!f->task_metric || FigureKey::parse(name).kind == FigureKey::Kind::TaskMetric)) {
     *stored = name;
     return f;
   }
-  f = find_figure("eval_" + name);
+  const std::string as_task_metric = FigureKey::task_metric(name).stored();
+  f = find_figure(as_task_metric);
   if (f && f->task_metric) {
-    *stored = "eval_" + name;
+    *stored = as_task_metric;
     return f;
   }
   return nullptr;

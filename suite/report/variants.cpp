@@ -8,6 +8,7 @@
 
 #include "suite/config/expand.h"
 #include "suite/config/run_streams.h"
+#include "suite/contracts/figure_key.h"
 #include "suite/report/cells.h"
 #include "suite/report/text_format.h"
 #include "suite/stats/sample_stats.h"
@@ -88,9 +89,8 @@ std::vector<VariantGroup> analyse_variants(const std::vector<RunRecord>& runs) {
       VariantRow row;
       row.name = v.at("name");
       row.settings = v.at("settings");
-      const std::string prefix = "variant." + row.name + ".";
       for (const RunRecord* r : members) {
-        const auto value = metric(*r, prefix + g.metric), trained = metric(*r, g.metric);
+        const auto value = metric(*r, variant_metric(row.name, g.metric)), trained = metric(*r, g.metric);
         if (value) row.metric.push_back(*value);
         if (value && trained) row.delta.push_back(*value - *trained);
       }
@@ -98,11 +98,12 @@ std::vector<VariantGroup> analyse_variants(const std::vector<RunRecord>& runs) {
       for (const auto& b : evaluate.at("batch_sizes")) {
         VariantRow::Cost c;
         c.batch = b.get<std::int64_t>();
-        const std::string tag = "_b" + std::to_string(c.batch);
+        const std::string peak = FigureKey::inference("peak_bytes", c.batch, row.name).stored();
+        const std::string seconds = FigureKey::inference("seconds", c.batch, row.name).stored();
         std::vector<double> peaks;
         for (const RunRecord* r : members) {
-          if (auto p = metric(*r, prefix + "infer_peak_bytes" + tag)) peaks.push_back(*p);
-          auto it = r->curves.find(prefix + "infer_seconds" + tag);
+          if (auto p = metric(*r, peak)) peaks.push_back(*p);
+          auto it = r->curves.find(seconds);
           if (it != r->curves.end())
             for (double s : it->second)
               if (s > 0) c.samples_per_s.push_back(static_cast<double>(c.batch) / s);
@@ -119,10 +120,10 @@ std::vector<VariantGroup> analyse_variants(const std::vector<RunRecord>& runs) {
         pr.name = p;
         std::vector<double> cos, shift, ratio;
         for (const RunRecord* r : members) {
-          const std::string base = prefix + "probe_" + p;
-          if (auto x = metric(*r, base + "_cosine")) cos.push_back(*x);
-          if (auto x = metric(*r, base + "_mean_shift")) shift.push_back(*x);
-          if (auto x = metric(*r, base + "_var_ratio")) ratio.push_back(*x);
+          const auto of = [&](const char* statistic) { return metric(*r, FigureKey::probe_statistic(p, statistic, row.name).stored()); };
+          if (auto x = of("cosine")) cos.push_back(*x);
+          if (auto x = of("mean_shift")) shift.push_back(*x);
+          if (auto x = of("var_ratio")) ratio.push_back(*x);
         }
         pr.cosine = mean_of(cos);
         pr.mean_shift = mean_of(shift);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "suite/contracts/figure_key.h"
 #include "suite/stats/sample_stats.h"
 
 namespace lrb {
@@ -26,7 +27,10 @@ void add_evaluation(const Curves& curves, const RunFacts& facts, Figures& m) {
   };
   if (facts.finished && curves.count("eval_loss")) {
     m["eval_loss"] = last("eval_loss");
-    for (const auto& name : facts.task_metrics) m["eval_" + name] = last("eval_" + name);
+    for (const auto& name : facts.task_metrics) {
+      const std::string stored = FigureKey::task_metric(name).stored();
+      m[stored] = last(stored);
+    }
   }
   if (const std::vector<double>* v = curve(curves, "train_loss")) {
     const std::size_t k = std::min<std::size_t>(10, v->size());

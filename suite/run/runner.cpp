@@ -1,5 +1,6 @@
 #include "suite/run/runner.h"
 
+#include "suite/contracts/figure_key.h"
 #include "suite/run/run_execution.h"
 
 #include <ATen/ATen.h>
@@ -218,7 +219,7 @@ void RunExecution::evaluate(bool stoppable) {
   auto& c = state_.curves;
   c["eval_step"].push_back(static_cast<double>(state_.step));
   c["eval_loss"].push_back(loss);
-  for (const auto& m : info.metrics) c["eval_" + m].push_back(compute_metric(m, all, eval.y));
+  for (const auto& m : info.metrics) c[FigureKey::task_metric(m).stored()].push_back(compute_metric(m, all, eval.y));
   state_.last_eval_step = state_.step;
   model_->train();
 }

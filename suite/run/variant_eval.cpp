@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "suite/contracts/figure_key.h"
 #include "suite/core/errors.h"
 #include "suite/contracts/metrics.h"
 #include "suite/runtime/counting_allocator.h"
@@ -59,13 +60,12 @@ at::Tensor loss_of(const at::Tensor& logits, const at::Tensor& y, bool multilabe
   return at::cross_entropy_loss(logits, y);
 }
 
-// The [evaluate] variants of one run: names, settings, the metric prefix of each.
+// The [evaluate] variants of one run: names and settings (figure_key.h spells their figures).
 struct Variants {
   const json& list;
   Model& model;
   std::size_t size() const { return list.size(); }
   std::string name(std::size_t v) const { return list[v].at("name").get<std::string>(); }
-  std::string prefix(std::size_t v) const { return "variant." + name(v) + "."; }
   void use(std::size_t v) const { model.set_inference(list[v].at("settings")); }
 };
 
@@ -133,26 +133,26 @@ void record_quality(const Variants& variants, const EvalPass& pass, const Varian
     const double loss = loss_of(all, in.eval.y, in.task.multilabel).item<double>();
     if (!std::isfinite(loss))
       throw std::runtime_error("non-finite evaluation loss (" + std::to_string(loss) + ") of variant " + variants.name(v));
-    m[variants.prefix(v) + "eval_loss"] = loss;
-    for (const auto& name : in.task.metrics) m[variants.prefix(v) + "eval_" + name] = compute_metric(name, all, in.eval.y);
+    m[FigureKey::task_metric("loss", variants.name(v)).stored()] = loss;
+    for (const auto& name : in.task.metrics) m[FigureKey::task_metric(name, variants.name(v)).stored()] = compute_metric(name, all, in.eval.y);
     for (const auto& probe : pass.probe_names) {
       const ChannelStats& r = pass.reference.at(probe);
       const ProbeAcc& a = pass.probed[v].at(probe);
       const at::Tensor mr = r.mean(), vr = r.var(), mv = a.stats.mean(), vv = a.stats.var();
-      const std::string p = variants.prefix(v) + "probe_" + probe;
-      m[p + "_cosine"] = a.cosine_sum / a.tokens;
+      const auto named = [&](const char* statistic) { return FigureKey::probe_statistic(probe, statistic, variants.name(v)).stored(); };
+      m[named("cosine")] = a.cosine_sum / a.tokens;
       // Shifts in units of the as-trained spread, averaged over channels (dead channels, of
       // zero variance, cannot blow them up).
       const double spread = std::sqrt(vr.mean().item<double>());
-      m[p + "_mean_shift"] = spread > 0 ? (mv - mr).abs().mean().item<double>() / spread : 0.0;
-      m[p + "_var_ratio"] = vr.mean().item<double>() > 0 ? vv.mean().item<double>() / vr.mean().item<double>() : 1.0;
-      c[p + "_channel_mean"] = to_vector(mv);
-      c[p + "_channel_var"] = to_vector(vv);
+      m[named("mean_shift")] = spread > 0 ? (mv - mr).abs().mean().item<double>() / spread : 0.0;
+      m[named("var_ratio")] = vr.mean().item<double>() > 0 ? vv.mean().item<double>() / vr.mean().item<double>() : 1.0;
+      c[named("channel_mean")] = to_vector(mv);
+      c[named("channel_var")] = to_vector(vv);
     }
   }
   for (const auto& probe : pass.probe_names) {
-    c["probe_" + probe + "_channel_mean"] = to_vector(pass.reference.at(probe).mean());
-    c["probe_" + probe + "_channel_var"] = to_vector(pass.reference.at(probe).var());
+    c[FigureKey::probe_statistic(probe, "channel_mean", "").stored()] = to_vector(pass.reference.at(probe).mean());
+    c[FigureKey::probe_statistic(probe, "channel_var", "").stored()] = to_vector(pass.reference.at(probe).var());
   }
 }
 
@@ -162,7 +162,6 @@ void record_inference_cost(const Variants& variants, const VariantEvalInput& in,
   const auto warmup = in.evaluate.at("warmup").get<std::int64_t>();
   const at::Tensor idx = at::arange(batch, at::kLong).remainder(in.eval.size());
   const at::Tensor x = in.eval.x.index_select(0, idx).to(in.device);
-  const std::string tag = "_b" + std::to_string(batch);
   for (std::size_t v = 0; v < variants.size(); ++v) {
     variants.use(v);
     for (std::int64_t w = 0; w < warmup; ++w) variants.model.forward(x).to(at::kCPU);
@@ -184,10 +183,11 @@ void record_inference_cost(const Variants& variants, const VariantEvalInput& in,
   }
   for (std::size_t v = 0; v < variants.size(); ++v) {
     const double med = median(seconds[v]);
-    record.metrics[variants.prefix(v) + "infer_seconds" + tag] = med;
-    record.metrics[variants.prefix(v) + "infer_samples_per_s" + tag] = static_cast<double>(batch) / med;
-    record.metrics[variants.prefix(v) + "infer_peak_bytes" + tag] = static_cast<double>(peak[v]);
-    record.curves[variants.prefix(v) + "infer_seconds" + tag] = seconds[v];
+    const auto named = [&](const char* what) { return FigureKey::inference(what, batch, variants.name(v)).stored(); };
+    record.metrics[named("seconds")] = med;
+    record.metrics[named("samples_per_s")] = static_cast<double>(batch) / med;
+    record.metrics[named("peak_bytes")] = static_cast<double>(peak[v]);
+    record.curves[named("seconds")] = seconds[v];
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "suite/contracts/figure_key.h"
+
 namespace lrb {
 
 const char* status_name(RunStatus s) {
@@ -24,7 +26,7 @@ RunStatus status_from_name(const std::string& s) {
 
 std::string RunRecord::primary_metric() const {
   if (records.contains("task") && records["task"].contains("metrics") && !records["task"]["metrics"].empty())
-    return "eval_" + records["task"]["metrics"][0].get<std::string>();
+    return FigureKey::task_metric(records["task"]["metrics"][0].get<std::string>()).stored();
   return "eval_accuracy";
 }
 
