@@ -16,6 +16,7 @@
 #include "suite/contracts/figures.h"
 #include "suite/core/parallel_for.h"
 #include "suite/report/efficiency.h"
+#include "suite/store/run_view.h"
 
 namespace lrb {
 
@@ -29,7 +30,7 @@ std::string metric_of(const std::vector<RunRecord>& runs, const std::string& tas
     return FigureKey::task_metric(requested).stored();
   }
   for (const auto& r : runs)
-    if (r.spec.at("task").at("name") == task) return r.primary_metric();
+    if (r.view().task == task) return r.primary_metric();
   return "eval_accuracy";
 }
 
@@ -56,8 +57,8 @@ std::string Cell::setting_label() const {
 
 namespace {
 
-const std::string& task_of(const RunRecord& r) { return r.spec.at("task").at("name").get_ref<const std::string&>(); }
-const std::string& model_of(const RunRecord& r) { return r.spec.at("model").at("name").get_ref<const std::string&>(); }
+const std::string& task_of(const RunRecord& r) { return r.view().task; }
+const std::string& model_of(const RunRecord& r) { return r.view().model; }
 
 std::vector<std::string> with_prefix(const std::vector<std::string>& paths, std::initializer_list<const char*> prefixes) {
   std::vector<std::string> out;
@@ -93,7 +94,7 @@ std::string revision_of(const RunRecord& r) {
 // (two GPU models are two devices for timing figures), and on a CPU the processor (two
 // processors differ by 2x and more in a step's time).
 std::string device_of(const RunRecord& r) {
-  std::string d = r.spec.value("device", std::string("cpu"));
+  std::string d = r.view().device;
   if (const std::string gpu = r.gpu_name(); !gpu.empty()) return d + " (" + gpu + ")";
   if (r.provenance.contains("device_name") && r.provenance.at("device_name").is_string())
     return d + " (" + r.provenance.at("device_name").get<std::string>() + ")";
@@ -174,16 +175,6 @@ void add_differing_matches(const std::vector<const nlohmann::json*>& specs, std:
     if (seen.size() > 1 && std::find(paths.begin(), paths.end(), "model." + option) == paths.end()) paths.push_back("model." + option);
 }
 
-// The streams a run names, "+"-joined in kStreams' order ("data+order+init"); "seed" when
-// every stream follows the seed index.
-std::string named_streams(const nlohmann::json& spec) {
-  if (!names_streams(spec)) return "seed";
-  std::string out;
-  for (const auto& s : kStreams)
-    if (spec.at("streams").contains(std::string(s.name))) out += (out.empty() ? "" : "+") + std::string(s.name);
-  return out;
-}
-
 CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const RunRecord*>& first_runs) {
   std::map<std::string, std::vector<const nlohmann::json*>> specs_by_task;
   std::map<std::pair<std::string, std::string>, std::vector<const nlohmann::json*>> specs_by_task_model;
@@ -195,9 +186,9 @@ CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const
     specs_by_task_model[{task_of(*r), model_of(*r)}].push_back(&r->spec);
   }
   for (const auto& r : runs) {
-    base_seeds_by_task[task_of(r)].insert(r.spec.value("base_seed", std::uint64_t{0}));
-    ranks_by_task[task_of(r)].insert(r.spec.value("ranks_per_run", 1));
-    streams_by_task[task_of(r)].insert(named_streams(r.spec));
+    base_seeds_by_task[task_of(r)].insert(r.view().base_seed.value_or(0));
+    ranks_by_task[task_of(r)].insert(r.view().ranks_per_run);
+    streams_by_task[task_of(r)].insert(r.view().named_streams);
   }
   CellPaths out;
   std::set<std::string> all_paths;
@@ -225,10 +216,11 @@ CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const
   return out;
 }
 
-nlohmann::json value_of(const nlohmann::json& spec, const std::string& path) {
-  if (path == "streams") return nlohmann::json(named_streams(spec));
-  if (path == "ranks_per_run") return nlohmann::json(spec.value("ranks_per_run", 1));
-  return path == "base_seed" ? spec.at("base_seed") : value_at_path(spec, path);
+nlohmann::json value_of(const RunRecord& r, const std::string& path) {
+  if (path == "streams") return nlohmann::json(r.view().named_streams);
+  if (path == "ranks_per_run") return nlohmann::json(r.view().ranks_per_run);
+  if (path == "base_seed") return r.view().base_seed ? nlohmann::json(*r.view().base_seed) : nlohmann::json();
+  return value_at_path(r.spec, path);  // a setting (config/setting_values.h)
 }
 
 // The cells found so far, each named by its task, model, entrant options and condition.
@@ -251,11 +243,11 @@ class CellIndex {
         matched.insert(name);
         continue;
       }
-      const auto v = value_of(r.spec, path);
+      const auto v = value_of(r, path);
       if (!v.is_null()) probe.model_options[name] = v;
     }
     for (const auto& path : paths_.condition_paths.at(probe.task)) {
-      const auto v = value_of(r.spec, path);
+      const auto v = value_of(r, path);
       if (v.is_null()) continue;
       probe.condition[paths_.names.at(path)] = v;
       if (path != "task.seq_len") probe.condition_without_seq_len[paths_.names.at(path)] = v;
@@ -267,7 +259,7 @@ class CellIndex {
       for (const auto& [k, v] : probe.model_options.items())
         probe.entrant += " " + (matched.count(k) ? v.get<std::string>() : k + "=" + setting_text(v));
       probe.condition_label = label_of(probe.condition);
-      probe.seq_len = r.spec.at("task").at("seq_len").get<std::int64_t>();
+      probe.seq_len = r.view().seq_len;
       cells_.push_back(std::move(probe));
     }
     return it->second;
@@ -310,10 +302,8 @@ TargetOutcome target_outcome(const RunRecord& r, std::int64_t seed, std::uint32_
 // The size matches of a cell's run: each matched option with the value it chose.
 nlohmann::json matched_options(const RunRecord& r) {
   nlohmann::json out = nlohmann::json::object();
-  const nlohmann::json& model = r.spec.at("model");
-  const auto m = model.find("match");
-  if (m == model.end() || !m->is_object()) return out;
-  for (const auto& [option, how] : m->items()) {
+  if (r.view().match.is_null()) return out;
+  for (const auto& [option, how] : r.view().match.items()) {
     out[option] = how;
     if (const nlohmann::json* v = spec_value_at(r.spec, "model.options." + option)) out[option]["value"] = *v;
   }
@@ -322,8 +312,7 @@ nlohmann::json matched_options(const RunRecord& r) {
 
 // Where runs trained to a wall-time budget: their machines matter to their lengths.
 void note_time_budget(Cell& cell, const RunRecord& r) {
-  const auto train = r.spec.find("train");
-  if (train == r.spec.end() || !train->contains("seconds")) return;
+  if (!r.view().time_budget) return;
   cell.budget_devices.insert(device_of(r));
   if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
     cell.budget_threads.insert(r.provenance.at("threads").get<int>());
@@ -342,7 +331,7 @@ void fill_cell(Cell& cell, const std::vector<const RunRecord*>& runs) {
   const RunRecord* labelled = nullptr;  // the last run whose revision and device were taken
   for (const RunRecord* run : runs) {
     const RunRecord& r = *run;
-    const std::int64_t seed = replicate_of(r.spec);  // the seed, or the tuple of stream indices
+    const std::int64_t seed = r.view().replicate;  // the seed, or the tuple of stream indices
     if (r.provenance.contains("threads") && r.provenance.at("threads").is_number_integer())
       cell.threads.insert(r.provenance.at("threads").get<int>());
     if (const auto m = r.provenance.find("model"); m != r.provenance.end() && m->is_object())
@@ -376,10 +365,9 @@ void fill_cell(Cell& cell, const std::vector<const RunRecord*>& runs) {
     }
     note_time_budget(cell, r);
     if (cell.matched.empty()) cell.matched = matched_options(r);
-    if (const auto b = r.spec.at("train").find("flops"); b != r.spec.at("train").end() && b->is_number() && b->get<double>() > 0)
-      cell.flops_budget = b->get<double>();
-    if (const auto t = r.spec.at("train").find("target"); t != r.spec.at("train").end()) {
-      if (cell.target.is_null()) cell.target = *t;
+    if (r.view().flops_budget) cell.flops_budget = r.view().flops_budget;
+    if (!r.view().target.is_null()) {
+      if (cell.target.is_null()) cell.target = r.view().target;
       cell.target_runs.push_back(target_outcome(r, seed, run_key()));
     }
     if (r.status != RunStatus::Ok) {
@@ -437,10 +425,10 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
   std::vector<std::vector<const RunRecord*>> runs_of_cell;  // in the runs' order
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunRecord& r = runs[i];
-    const auto base_seed = r.spec.find("base_seed");
+    const RunView& v = r.view();
     const std::string setting = std::to_string(settings.setting_of[i]) +
-                                (base_seed == r.spec.end() ? std::string() : " " + base_seed->dump()) + " " +
-                                std::to_string(r.spec.value("ranks_per_run", 1)) + " " + named_streams(r.spec);
+                                (v.base_seed ? " " + std::to_string(*v.base_seed) : std::string()) + " " +
+                                std::to_string(v.ranks_per_run) + " " + v.named_streams;
     auto known = cell_of_setting.find(setting);
     if (known == cell_of_setting.end()) known = cell_of_setting.emplace(setting, index.of(r)).first;
     runs_of_cell.resize(index.size());

@@ -8,7 +8,6 @@
 #include <set>
 #include <unordered_map>
 
-#include "suite/config/run_streams.h"
 #include "suite/contracts/figure_key.h"
 #include "suite/contracts/figures.h"
 #include "suite/core/errors.h"
@@ -21,6 +20,7 @@
 #include "suite/stats/multiple_testing.h"
 #include "suite/stats/ratio.h"
 #include "suite/stats/t_tests.h"
+#include "suite/store/run_view.h"
 
 namespace lrb {
 
@@ -80,21 +80,15 @@ std::unordered_map<std::string, CellName> cell_names(const std::vector<RunRecord
     for (const RunProblem& p : c.problems) out.emplace(p.run, name);
   }
   for (const RunRecord& r : runs)  // a run no cell kept (a duplicate seed): named by its spec
-    out.emplace(r.key, CellName{r.spec.value(json::json_pointer("/task/name"), std::string("?")),
-                                r.spec.value(json::json_pointer("/model/name"), std::string("?")), ""});
+    out.emplace(r.key, CellName{r.view().task.empty() ? "?" : r.view().task, r.view().model.empty() ? "?" : r.view().model, ""});
   return out;
 }
 
-// "seed 3", with the streams the run names ("seed 3 init 1").
-std::string seed_label_of(const RunRecord& r) {
-  if (!r.spec.is_object() || !r.spec.contains("seed_index") || !r.spec.at("seed_index").is_number_integer()) return "seed ?";
-  return seed_label(r.spec);
-}
 
 std::string run_label(const RunRecord& r, const CellName& c) {
   std::string s = c.task + " " + c.entrant;
   if (!c.setting.empty()) s += " " + c.setting;
-  return s + " " + seed_label_of(r) + " (" + r.key.substr(0, 12) + ")";
+  return s + " " + r.view().seed_label + " (" + r.key.substr(0, 12) + ")";
 }
 
 // One cell's values of one figure, paired by run.
@@ -197,7 +191,7 @@ FigureChange status_change(const RunRecord& b, const RunRecord& a, const CellNam
   c.kind = "status";
   c.pairs = 1;
   c.change = a.status == RunStatus::Ok ? Change::Improved : b.status == RunStatus::Ok ? Change::Regressed : Change::Changed;
-  c.why = fmt::format("{}: {} → {}", seed_label_of(b), status_name(b.status), status_name(a.status));
+  c.why = fmt::format("{}: {} → {}", b.view().seed_label, status_name(b.status), status_name(a.status));
   const std::string& reason = a.status != RunStatus::Ok ? a.error : b.error;
   if (!reason.empty()) c.why += " (" + reason + ")";
   return c;

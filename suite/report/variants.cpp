@@ -13,6 +13,7 @@
 #include "suite/report/text_format.h"
 #include "suite/stats/sample_stats.h"
 #include "suite/stats/t_tests.h"
+#include "suite/store/run_view.h"
 
 namespace lrb {
 namespace {
@@ -60,7 +61,7 @@ std::vector<VariantGroup> analyse_variants(const std::vector<RunRecord>& runs) {
   std::map<std::string, std::vector<const RunRecord*>> by_group;
   std::vector<std::string> order;
   for (const auto& r : runs) {
-    if (r.status != RunStatus::Ok || !r.spec.contains("evaluate")) continue;
+    if (r.status != RunStatus::Ok || !r.view().evaluates_variants) continue;
     const std::string key = group_key(r.spec);
     if (!by_group.count(key)) order.push_back(key);
     by_group[key].push_back(&r);
@@ -69,17 +70,17 @@ std::vector<VariantGroup> analyse_variants(const std::vector<RunRecord>& runs) {
   std::map<std::string, std::vector<const json*>> specs_of_task;
   for (const auto& key : order) {
     const RunRecord& r = *by_group[key].front();
-    specs_of_task[r.spec.at("task").at("name").get<std::string>()].push_back(&r.spec);
+    specs_of_task[r.view().task].push_back(&r.spec);
   }
   std::vector<VariantGroup> out;
   for (const auto& key : order) {
     const auto& members = by_group[key];
     const RunRecord& first = *members.front();
     VariantGroup g;
-    g.task = first.spec.at("task").at("name");
+    g.task = first.view().task;
     g.metric = first.primary_metric();
     g.runs = members.size();
-    g.label = first.spec.at("model").at("name");
+    g.label = first.view().model;
     for (const auto& path : varying_paths(specs_of_task[g.task])) {
       const json v = value_at_path(first.spec, path);
       if (!v.is_null()) g.label += " " + path.substr(path.find('.') + 1) + "=" + setting_text(v);

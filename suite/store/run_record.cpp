@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "suite/contracts/figure_key.h"
+#include "suite/store/run_view.h"
 
 namespace lrb {
 
@@ -22,6 +23,16 @@ RunStatus status_from_name(const std::string& s) {
   if (s == "failed") return RunStatus::Failed;
   if (s == "stopped") return RunStatus::Stopped;
   throw std::invalid_argument("unknown run status '" + s + "'");
+}
+
+const RunView& RunRecord::view() const {
+  if (const std::shared_ptr<const RunView> v = std::atomic_load(&view_cache)) return *v;
+  // Two threads may both read it: the first to store its reading wins, and the cache, once
+  // set, is never replaced, so the reading returned lives as long as the record.
+  auto fresh = std::make_shared<const RunView>(RunView::of(spec));
+  std::shared_ptr<const RunView> expected;
+  if (std::atomic_compare_exchange_strong(&view_cache, &expected, fresh)) return *fresh;
+  return *expected;
 }
 
 std::string RunRecord::primary_metric() const {

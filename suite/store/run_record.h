@@ -4,12 +4,15 @@
 // runner and the runner never sees a sink.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace lrb {
+
+struct RunView;
 
 // 2: /figures (each metric's unit and better side). Files of version 1 still read.
 inline constexpr int kResultsSchemaVersion = 2;
@@ -53,6 +56,11 @@ struct RunRecord {
   // The processor it ran on (provenance cpu: "AMD EPYC, family 25 model 17"); empty where not
   // recorded. The family and model tell core designs apart that share a name.
   std::string cpu_name() const;
+  // The spec read once into typed fields (run_view.h), on first use; safe to call from several
+  // threads. Set the spec before: a record keeps its first reading.
+  const RunView& view() const;
+
+  mutable std::shared_ptr<const RunView> view_cache;  // view()'s; copies share it
 };
 
 }  // namespace lrb

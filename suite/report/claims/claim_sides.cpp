@@ -5,18 +5,17 @@
 #include <algorithm>
 #include <cmath>
 
-#include "suite/config/run_streams.h"
 #include "suite/contracts/figures.h"
 #include "suite/report/cells.h"
 #include "suite/stats/ratio.h"
+#include "suite/store/run_view.h"
 
 namespace lrb::claim_sides {
 
 std::string over_name(const ClaimSpec& c) { return c.over.substr(c.over.rfind('.') + 1); }
 
 double over_value(const RunRecord& r, const std::string& over) {
-  const json& j = over == "task.seq_len" ? r.spec.at("task").at("seq_len") : r.spec.at("train").at("batch_size");
-  return j.get<double>();
+  return static_cast<double>(over == "task.seq_len" ? r.view().seq_len : r.view().batch_size.value_or(0));
 }
 
 SideRuns collect(const CellSelector& sel, const std::string& metric, const std::vector<RunRecord>& runs,
@@ -24,12 +23,11 @@ SideRuns collect(const CellSelector& sel, const std::string& metric, const std::
   SideRuns s;
   for (const auto& r : runs) {
     if (!sel.matches(r.spec)) continue;
-    const std::int64_t seed = r.spec.at("seed_index").get<std::int64_t>();
-    if (seed >= seed_limit) continue;
+    if (r.view().seed_index.value_or(0) >= seed_limit) continue;
     ++s.found;
     if (r.status != RunStatus::Stopped) ++s.finished;
     const std::string at = (over.empty() ? std::string() : fmt::format("{}={:g} ", over.substr(over.rfind('.') + 1), over_value(r, over))) +
-                           seed_label(r.spec);
+                           r.view().seed_label;
     if (r.status != RunStatus::Ok) {
       s.problems.push_back(at + " " + status_name(r.status) + (r.error.empty() ? "" : ": " + r.error));
       continue;
@@ -46,7 +44,7 @@ SideRuns collect(const CellSelector& sel, const std::string& metric, const std::
 
 stats::SeedValues by_seed(const SideRuns& s) {
   stats::SeedValues v;
-  for (const auto& [r, x] : s.values) v.emplace(replicate_of(r->spec), x);
+  for (const auto& [r, x] : s.values) v.emplace(r->view().replicate, x);
   return v;
 }
 
@@ -71,7 +69,7 @@ bool exact_figure(const std::string& metric, const std::vector<RunRecord>& runs,
   const FigureDef* figure = find_figure(metric);
   if (!figure || !figure->exact_on_cpu) return false;
   for (const auto& r : runs)
-    if ((a.matches(r.spec) || (!b.match.empty() && b.matches(r.spec))) && r.spec.value("device", std::string("cpu")) != "cpu")
+    if ((a.matches(r.spec) || (!b.match.empty() && b.matches(r.spec))) && r.view().device != "cpu")
       return false;
   return true;
 }

@@ -17,6 +17,7 @@
 #include "suite/stats/sequential_outlook.h"
 #include "suite/stats/ratio.h"
 #include "suite/stats/sequential_t.h"
+#include "suite/store/run_view.h"
 
 namespace lrb {
 
@@ -109,7 +110,7 @@ int slots_of(const ClaimSpec& c, const std::vector<RunRecord>& runs) {
   for (const auto& r : runs) {
     if (!c.a.matches(r.spec)) continue;
     const int world = r.provenance.value("world_size", 1);
-    const int per_run = r.spec.value("ranks_per_run", 1);
+    const int per_run = r.view().ranks_per_run;
     slots = std::max(slots, world / std::max(1, per_run));
   }
   return slots;
@@ -198,7 +199,7 @@ std::optional<double> seconds_per_seed_of_open_claims(const std::vector<ClaimSpe
     auto it = r.metrics.find("wall_seconds");
     if (!read || it == r.metrics.end() || !std::isfinite(it->second)) continue;
     by_cell[without_replicate(r.spec).dump()].push_back(it->second);
-    slots = std::max(slots, r.provenance.value("world_size", 1) / std::max(1, r.spec.value("ranks_per_run", 1)));
+    slots = std::max(slots, r.provenance.value("world_size", 1) / std::max(1, r.view().ranks_per_run));
   }
   if (by_cell.empty()) return std::nullopt;
   double total = 0;
