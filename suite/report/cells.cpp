@@ -155,22 +155,20 @@ struct CellPaths {
 
 // A model option chosen by a size match (spec model.match.<option>): "params≈1e+06", the
 // same on every task where the width it gave differs; "" for an option set by hand.
-std::string match_label(const nlohmann::json& spec, const std::string& option) {
-  const nlohmann::json& model = spec.at("model");
-  const auto m = model.find("match");
-  if (m == model.end() || !m->is_object()) return "";
-  const auto o = m->find(option);
-  if (o == m->end() || !o->is_object()) return "";
+std::string match_label(const RunRecord& r, const std::string& option) {
+  const nlohmann::json& match = r.view().match;
+  if (!match.is_object()) return "";
+  const auto o = match.find(option);
+  if (o == match.end() || !o->is_object()) return "";
   return matched_size_label(*o);
 }
 
 // The matched options of one model's runs on one task whose matches differ (two targets):
 // they tell cells apart even where two targets happened to give one width.
-void add_differing_matches(const std::vector<const nlohmann::json*>& specs, std::vector<std::string>& paths) {
+void add_differing_matches(const std::vector<const RunRecord*>& runs, std::vector<std::string>& paths) {
   std::map<std::string, std::set<std::string>> labels;
-  for (const nlohmann::json* s : specs)
-    if (const auto m = s->at("model").find("match"); m != s->at("model").end() && m->is_object())
-      for (const auto& [option, how] : m->items()) labels[option].insert(match_label(*s, option));
+  for (const RunRecord* r : runs)
+    for (const auto& [option, how] : r->view().match.items()) labels[option].insert(match_label(*r, option));
   for (const auto& [option, seen] : labels)
     if (seen.size() > 1 && std::find(paths.begin(), paths.end(), "model." + option) == paths.end()) paths.push_back("model." + option);
 }
@@ -178,12 +176,14 @@ void add_differing_matches(const std::vector<const nlohmann::json*>& specs, std:
 CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const RunRecord*>& first_runs) {
   std::map<std::string, std::vector<const nlohmann::json*>> specs_by_task;
   std::map<std::pair<std::string, std::string>, std::vector<const nlohmann::json*>> specs_by_task_model;
+  std::map<std::pair<std::string, std::string>, std::vector<const RunRecord*>> runs_by_task_model;
   std::map<std::string, std::set<std::uint64_t>> base_seeds_by_task;
   std::map<std::string, std::set<int>> ranks_by_task;  // ranks_per_run (absent: 1)
   std::map<std::string, std::set<std::string>> streams_by_task;  // the streams runs name ([sweep] vary, fixed)
   for (const RunRecord* r : first_runs) {
     specs_by_task[task_of(*r)].push_back(&r->spec);
     specs_by_task_model[{task_of(*r), model_of(*r)}].push_back(&r->spec);
+    runs_by_task_model[{task_of(*r), model_of(*r)}].push_back(r);
   }
   for (const auto& r : runs) {
     base_seeds_by_task[task_of(r)].insert(r.view().base_seed.value_or(0));
@@ -196,7 +196,7 @@ CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const
     auto& paths = out.model_paths[task_model.second];
     for (const auto& p : with_prefix(varying_paths(specs), {"model."}))
       if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
-    add_differing_matches(specs, paths);
+    add_differing_matches(runs_by_task_model[task_model], paths);
     all_paths.insert(paths.begin(), paths.end());
   }
   for (const auto& [task, specs] : specs_by_task) {
@@ -238,7 +238,7 @@ class CellIndex {
     std::set<std::string> matched;  // options named by their match, not their value
     for (const auto& path : paths_.model_paths.at(probe.model)) {
       const std::string& name = paths_.names.at(path);
-      if (std::string label = match_label(r.spec, path.substr(6)); !label.empty()) {
+      if (std::string label = match_label(r, path.substr(6)); !label.empty()) {
         probe.model_options[name] = std::move(label);
         matched.insert(name);
         continue;

@@ -15,6 +15,7 @@
 #include "suite/config/setting_values.h"
 #include "suite/contracts/figures.h"
 #include "suite/report/escape.h"
+#include "suite/store/run_view.h"
 
 namespace lrb {
 
@@ -63,24 +64,22 @@ std::pair<std::string, std::string> unit_and_direction(const RunRecord& run, con
 }
 
 std::vector<Cell> run_cells(const RunRecord& run) {
-  const json& spec = run.spec;
-  const json task = field_or_null(spec, "task"), model = field_or_null(spec, "model");
-  json ranks = field_or_null(spec, "ranks_per_run");
-  if (ranks.is_null() && spec.is_object()) ranks = 1;  // absent at 1 (a single-rank run keeps its key)
+  const RunView& v = run.view();
+  const auto text_or_null = [](const std::string& s) { return s.empty() ? json() : json(s); };
+  const auto or_null = [](const auto& o) { return o ? json(*o) : json(); };
   std::vector<Cell> cells = {{"run_key", run.key},
                              {"sweep", field_or_null(run.provenance, "sweep")},
                              {"status", status_name(run.status)},
                              {"error", run.error.empty() ? json() : json(run.error)},
-                             {"task", field_or_null(task, "name")},
-                             {"model", field_or_null(model, "name")},
-                             {"seed", field_or_null(spec, "seed_index")}};
+                             {"task", text_or_null(v.task)},
+                             {"model", text_or_null(v.model)},
+                             {"seed", or_null(v.seed_index)}};
   // The index each random stream drew at: the seed's unless [sweep] vary or fixed named it.
-  const bool has_seed = spec.is_object() && spec.contains("seed_index") && spec.at("seed_index").is_number_integer();
-  for (const auto& s : kStreams)
-    cells.push_back({"stream." + std::string(s.name), has_seed ? json(stream_index(spec, s.name)) : json()});
-  cells.push_back({"base_seed", field_or_null(spec, "base_seed")});
-  cells.push_back({"device", field_or_null(spec, "device")});
-  cells.push_back({"ranks_per_run", ranks});
+  for (std::size_t k = 0; k < kStreams.size(); ++k)
+    cells.push_back({"stream." + std::string(kStreams[k].name), v.streams ? json((*v.streams)[k]) : json()});
+  cells.push_back({"base_seed", or_null(v.base_seed)});
+  cells.push_back({"device", v.readable ? json(v.device) : json()});
+  cells.push_back({"ranks_per_run", v.readable ? json(v.ranks_per_run) : json()});  // absent from a spec at 1
   return cells;
 }
 
@@ -96,7 +95,7 @@ std::vector<Cell> provenance_cells(const RunRecord* run) {
 
 std::map<std::string, json> settings_of(const RunRecord& run) {
   const json& spec = run.spec;
-  if (!spec.is_object() || !spec.contains("task") || !spec.contains("model") || !spec.contains("train")) return {};
+  if (!run.view().has_settings) return {};
   return setting_values(spec);
 }
 

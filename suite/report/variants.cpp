@@ -61,7 +61,7 @@ std::vector<VariantGroup> analyse_variants(const std::vector<RunRecord>& runs) {
   std::map<std::string, std::vector<const RunRecord*>> by_group;
   std::vector<std::string> order;
   for (const auto& r : runs) {
-    if (r.status != RunStatus::Ok || !r.view().evaluates_variants) continue;
+    if (r.status != RunStatus::Ok || r.view().evaluate.is_null()) continue;
     const std::string key = group_key(r.spec);
     if (!by_group.count(key)) order.push_back(key);
     by_group[key].push_back(&r);
@@ -85,7 +85,7 @@ std::vector<VariantGroup> analyse_variants(const std::vector<RunRecord>& runs) {
       const json v = value_at_path(first.spec, path);
       if (!v.is_null()) g.label += " " + path.substr(path.find('.') + 1) + "=" + setting_text(v);
     }
-    const json& evaluate = first.spec.at("evaluate");
+    const json& evaluate = first.view().evaluate;
     for (const auto& v : evaluate.at("variants")) {
       VariantRow row;
       row.name = v.at("name");

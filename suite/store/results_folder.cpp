@@ -21,6 +21,7 @@
 #include "suite/hdf5/streamed_file.h"
 #include "suite/store/results_layout.h"
 #include "suite/store/run_file.h"
+#include "suite/store/run_view.h"
 #include "suite/store/sweep_manifest.h"
 #include "suite/store/text_dataset.h"
 
@@ -76,16 +77,6 @@ std::vector<fs::path> list_folder(const fs::path& folder) {
   if (ec) throw EnvironmentError("cannot list " + folder.string() + ": " + ec.message() + "; check its permissions");
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::string spec_field(const json& spec, const char* a, const char* b = nullptr) {
-  const json* j = &spec;
-  for (const char* k : {a, b}) {
-    if (k == nullptr) break;
-    if (!j->is_object() || !j->contains(k)) return {};
-    j = &(*j)[k];
-  }
-  return j->is_string() ? j->get<std::string>() : j->dump();
 }
 
 void sort_bad(std::vector<BadResult>& bad) {
@@ -213,11 +204,12 @@ MergeSummary merge_results(const fs::path& dir) {
         // one dataset per run instead of a copy of its ~30 objects keeps merge linear and
         // fast (100,000 runs: docs/benchmarks.md).
         h5::write_array_dataset(runs, run.key, H5T_STD_U8LE, H5T_NATIVE_UINT8, {bytes.size()}, bytes.data());
-        index[run.key] = {{"task", spec_field(run.spec, "task", "name")},
-                          {"model", spec_field(run.spec, "model", "name")},
-                          {"seed", run.spec.is_object() ? run.spec.value("seed_index", json()) : json()},
+        const RunView& view = run.view();
+        index[run.key] = {{"task", view.task},
+                          {"model", view.model},
+                          {"seed", view.seed_index ? json(*view.seed_index) : json()},
                           {"status", status_name(run.status)}};
-        if (run.spec.is_object() && run.spec.contains("streams")) index[run.key]["streams"] = run.spec.at("streams");
+        if (!view.named_stream_indices.is_null()) index[run.key]["streams"] = view.named_stream_indices;
         ++summary.runs;
       });
     }

@@ -27,6 +27,7 @@ std::optional<std::int64_t> integer_at(const nlohmann::json* parent, const char*
 
 RunView RunView::of(const nlohmann::json& spec) {
   RunView v;
+  v.readable = spec.is_object();
   const nlohmann::json* task = member(spec, "task");
   const nlohmann::json* model = member(spec, "model");
   const nlohmann::json* train = member(spec, "train");
@@ -38,7 +39,9 @@ RunView RunView::of(const nlohmann::json& spec) {
   if (v.seed_index && streams_problem(spec).empty()) {
     v.replicate = replicate_of(spec);
     v.seed_label = lrb::seed_label(spec);
+    v.streams = stream_tuple(spec);
     if (names_streams(spec)) {
+      v.named_stream_indices = spec.at("streams");
       v.named_streams.clear();
       for (const auto& s : kStreams)
         if (spec.at("streams").contains(std::string(s.name))) v.named_streams += (v.named_streams.empty() ? "" : "+") + std::string(s.name);
@@ -53,7 +56,8 @@ RunView RunView::of(const nlohmann::json& spec) {
   if (const nlohmann::json* t = train ? member(*train, "target") : nullptr) v.target = *t;
   v.time_budget = train && member(*train, "seconds") != nullptr;
   if (const nlohmann::json* m = model ? member(*model, "match") : nullptr; m && m->is_object()) v.match = *m;
-  v.evaluates_variants = member(spec, "evaluate") != nullptr;
+  if (const nlohmann::json* e = member(spec, "evaluate")) v.evaluate = *e;
+  v.has_settings = task && model && train;
   return v;
 }
 

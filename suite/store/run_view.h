@@ -9,9 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "suite/config/run_streams.h"
+
 namespace lrb {
 
 struct RunView {
+  bool readable = false;    // the spec is a JSON object (a damaged record's may be anything)
   std::string task, model;  // "" where the spec does not say
   std::int64_t seq_len = 0;
   std::optional<std::int64_t> seed_index;
@@ -19,6 +22,8 @@ struct RunView {
   // stream indices; and the streams the run names ("seed": none).
   std::int64_t replicate = 0;
   std::string named_streams = "seed";
+  std::optional<StreamTuple> streams;  // the index each stream drew at (kStreams' order)
+  nlohmann::json named_stream_indices;  // spec.streams as stored: the streams it names; null without
   std::optional<std::uint64_t> base_seed;
   int ranks_per_run = 1;  // absent from the spec at 1
   std::string device = "cpu";
@@ -27,7 +32,8 @@ struct RunView {
   nlohmann::json target;               // train.target, null without one
   bool time_budget = false;            // train.seconds: trained to a wall-time budget
   nlohmann::json match;                // model.match: widths chosen by a size match, null without
-  bool evaluates_variants = false;     // spec.evaluate: [[variant]]s evaluated after training
+  nlohmann::json evaluate;             // spec.evaluate: [[variant]]s evaluated after training, null without
+  bool has_settings = false;           // task, model and train are there to read settings from (setting_values.h)
 
   std::string seed_label = "seed ?";  // "seed 3", "seed 3 init 1" (run_streams.h)
 

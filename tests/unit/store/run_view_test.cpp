@@ -37,7 +37,8 @@ TEST(RunView, ReadsEveryFieldOfASpec) {
   EXPECT_EQ(v.flops_budget, 2e12);
   EXPECT_EQ(v.target.at("value"), 0.7);
   EXPECT_FALSE(v.time_budget);
-  EXPECT_FALSE(v.evaluates_variants);
+  EXPECT_TRUE(v.evaluate.is_null());
+  EXPECT_TRUE(v.has_settings);
   EXPECT_TRUE(v.match.is_null());
 }
 
