@@ -22,8 +22,10 @@ std::string streams_problem(const nlohmann::json& spec) {
   const auto in_range = [](const nlohmann::json& v) {
     return v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= kMaxStreamIndex;
   };
-  for (const auto& [name, v] : streams.items()) {
-    const bool known = std::any_of(kStreams.begin(), kStreams.end(), [&](const StreamInfo& s) { return s.name == name; });
+  for (const auto& item : streams.items()) {
+    const std::string& name = item.key();  // not a structured binding: a lambda captures it
+    const nlohmann::json& v = item.value();
+    const bool known = std::any_of(kStreams.begin(), kStreams.end(), [&name](const StreamInfo& s) { return s.name == name; });
     if (!known) return "spec's streams names an unknown stream '" + name + "'";
     if (!in_range(v)) return "spec's stream '" + name + "' is not an index in 0.." + std::to_string(kMaxStreamIndex);
   }
