@@ -11,6 +11,7 @@
 #include "suite/config/sweep_spec.h"
 #include "suite/core/call_watch.h"
 #include "suite/core/exit_codes.h"
+#include "suite/core/text.h"
 
 namespace lrb {
 namespace {
@@ -44,7 +45,8 @@ int validate(const std::string& file) {
     for (const auto& c : spec.claims) {
       fmt::print("  {} ({}, {}{}): A = {}", c.name, claim_kind_name(c.kind), c.metric,
                  c.kind == ClaimKind::Dominates ? ", cost " + c.cost : std::string(), c.a.label);
-      if (c.kind != ClaimKind::Scaling) fmt::print(", B = {}", c.b.label);
+      if (c.kind != ClaimKind::Scaling && !c.b.match.empty()) fmt::print(", B = {}", c.b.label);
+      if (c.kind == ClaimKind::Variance) fmt::print(", V({}) / V({})", join(c.of, ", "), c.against.empty() ? "all" : join(c.against, ", "));
       fmt::print("\n");
     }
   }

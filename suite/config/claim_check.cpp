@@ -13,6 +13,7 @@
 #include "suite/config/variant_spec.h"
 #include "suite/contracts/figure_key.h"
 #include "suite/contracts/figures.h"
+#include "suite/core/seeds.h"
 #include "suite/core/text.h"
 #include "suite/registry/registry.h"
 
@@ -41,6 +42,8 @@ class ClaimChecker {
   void check_metric(const std::vector<const RunSpec*>& matched, const CellSelector& sel, const char* side) const;
   void check_variant_metric(const std::vector<const RunSpec*>& matched, const CellSelector& sel, const char* side) const;
   void check_direction() const;
+  void check_variance();
+  void check_streams_vary(const std::vector<const RunSpec*>& cell, const CellSelector& sel) const;
 
   ClaimSpec& c;
   const std::vector<RunSpec>& runs;
@@ -178,8 +181,51 @@ void ClaimChecker::check_direction() const {
                                         "' cannot be judged: claim a ratio with at_least and at_most instead");
 }
 
+// A variance claim's streams each take two or more indices among the cell's runs (vary), and
+// `of` is not every stream they vary when `against` means all of them.
+void ClaimChecker::check_streams_vary(const std::vector<const RunSpec*>& cell, const CellSelector& sel) const {
+  std::vector<std::string> varied;
+  for (const auto& s : kStreams) {
+    std::set<std::int64_t> indices;
+    for (const auto* r : cell) indices.insert(r->stream_index(s.name));
+    if (indices.size() > 1) varied.emplace_back(s.name);
+  }
+  const auto check = [&](const std::vector<std::string>& names, const SourceLocation& at) {
+    for (const auto& n : names)
+      if (std::find(varied.begin(), varied.end(), n) == varied.end())
+        throw UserError(at, "in " + section + ", the runs of '" + sel.label + "' hold the " + n + " stream at one index, so no "
+                                "study of them varies it" + (varied.empty() ? std::string() : " (they vary: " + join(varied, ", ") + ")") +
+                                "; cross it in [sweep] vary = { " + n + " = 3, ... }");
+  };
+  check(c.of, c.of_where);
+  check(c.against, c.against_where);
+  if (varied.size() < 2)
+    throw UserError(c.where, "in " + section + ", the runs of '" + sel.label + "' vary " +
+                                 (varied.empty() ? std::string("no stream") : "only " + varied.front()) +
+                                 ": a variance claim reads a crossing of two or more streams ([sweep] vary)");
+  if (c.against.empty() && std::all_of(varied.begin(), varied.end(), [&](const std::string& n) {
+        return std::find(c.of.begin(), c.of.end(), n) != c.of.end();
+      }))
+    throw UserError(c.of_where, "in " + section + ", 'of' names every stream the cell varies, and 'against' (all of them) too: "
+                                    "their ratio is 1 by definition");
+}
+
+void ClaimChecker::check_variance() {
+  auto a = one_cell(c.a, "a", "");
+  check_metric(a, c.a, "a");
+  check_streams_vary(a, c.a);
+  c.a.expected_runs = a.size();
+  if (c.b.match.empty()) return;
+  auto b = one_cell(c.b, "b", "");
+  check_metric(b, c.b, "b");
+  if (a.front()->key == b.front()->key && c.a.variant == c.b.variant)
+    throw UserError(c.b.where, "in " + section + ", 'a' and 'b' select the same cell; a claim compares two different cells");
+  c.b.expected_runs = b.size();
+}
+
 void ClaimChecker::check() {
   check_direction();
+  if (c.kind == ClaimKind::Variance) return check_variance();
   if (c.kind == ClaimKind::Scaling) {
     auto matched = one_cell(c.a, "a", c.over);
     std::set<double> xs;

@@ -15,6 +15,7 @@
 #include "suite/config/sweep_spec.h"
 #include "suite/contracts/figures.h"
 #include "suite/core/files.h"
+#include "suite/core/seeds.h"
 #include "suite/core/text.h"
 #include "suite/registry/registry.h"
 
@@ -30,8 +31,9 @@ SourceLocation key_at(const toml::key& k, const std::string& file) {
 }
 
 const std::vector<std::string> kClaimKeys = {"name", "statement", "source", "kind",    "metric",   "task", "where", "a",
-                                             "b",    "margin",    "over",   "slope",   "at_most",  "at_least", "cost", "factor"};
-const std::vector<std::string> kClaimKinds = {"better", "not-worse", "scaling", "ratio", "dominates"};
+                                             "b",    "margin",    "over",   "slope",   "at_most",  "at_least", "cost", "factor",
+                                             "of",   "against"};
+const std::vector<std::string> kClaimKinds = {"better", "not-worse", "scaling", "ratio", "dominates", "variance"};
 
 std::string required_string(const toml::table& t, const std::string& key, const std::string& file, const std::string& section,
                             const std::string& what) {
@@ -170,17 +172,24 @@ class ClaimTableReader {
       forbid("cost", "it is a key of a dominates claim");
       forbid("factor", "it is a key of a dominates claim");
     }
+    if (c_.kind != ClaimKind::Variance) {
+      forbid("of", "it is a key of a variance claim");
+      forbid("against", "it is a key of a variance claim");
+    }
     if (c_.kind == ClaimKind::Better || c_.kind == ClaimKind::NotWorse)
       read_paired_keys();
     else if (c_.kind == ClaimKind::Scaling)
       read_scaling_keys();
     else if (c_.kind == ClaimKind::Ratio)
       read_ratio_keys();
+    else if (c_.kind == ClaimKind::Variance)
+      read_variance_keys();
     else
       read_dominates_keys();
     read_task_and_where();
     c_.a = side("a");
-    if (c_.kind != ClaimKind::Scaling) c_.b = side("b");
+    // A variance claim without B reads A's values; with B, A − B on the same streams.
+    if (c_.kind != ClaimKind::Scaling && (c_.kind != ClaimKind::Variance || t_.get("b"))) c_.b = side("b");
     return std::move(c_);
   }
 
@@ -195,7 +204,7 @@ class ClaimTableReader {
     section_ = "[[claim]] '" + c_.name + "'";
     c_.statement = required_string(t_, "statement", file_, section_, "the claim in words");
     c_.source = required_string(t_, "source", file_, section_, "where it comes from, e.g. \"MAELRE (arXiv 2507.19409), Table 1\"");
-    kind_ = required_string(t_, "kind", file_, section_, "better, not-worse, scaling, ratio or dominates");
+    kind_ = required_string(t_, "kind", file_, section_, "better, not-worse, scaling, ratio, dominates or variance");
     try {
       c_.kind = claim_kind_from(kind_);
     } catch (const std::invalid_argument&) {
@@ -259,17 +268,69 @@ class ClaimTableReader {
     forbid("over", "it compares two cells");
     forbid("slope", "it compares two cells");
     forbid("margin", "a ratio claim states at_most and/or at_least");
+    read_bounds("mean(A) / mean(B)");
+  }
+
+  // at_most and/or at_least: a positive factor bounding the claim's ratio (`what`).
+  void read_bounds(const std::string& what) {
     for (const char* key : {"at_most", "at_least"})
       if (const toml::node* n = t_.get(key)) {
         const double v = number_at(*n, file_, section_, key);
         if (!(v >= 1.0 / kLargestClaimNumber))
-          throw UserError(location_of(*n, file_), "in " + section_ + ", '" + key + "' must be a positive factor (A / B), at least 1e-15");
+          throw UserError(location_of(*n, file_), "in " + section_ + ", '" + key + "' must be a positive factor (" + what + "), at least 1e-15");
         (std::string(key) == "at_most" ? c_.at_most : c_.at_least) = v;
       }
     if (!c_.at_most && !c_.at_least)
-      throw UserError(c_.where, section_ + " (ratio) needs 'at_most' and/or 'at_least': the claimed bound on mean(A) / mean(B)");
+      throw UserError(c_.where, section_ + " (" + kind_ + ") needs 'at_most' and/or 'at_least': the claimed bound on " + what);
     if (c_.at_most && c_.at_least && *c_.at_least > *c_.at_most)
       throw UserError(location_of(*t_.get("at_least"), file_), "in " + section_ + ", 'at_least' is above 'at_most'");
+  }
+
+  // A variance claim: the streams a study varies (`of`) against those of another (`against`,
+  // by default all), and the bounds on the ratio of the variances they would see.
+  void read_variance_keys() {
+    forbid("over", "it reads one cell's crossed streams");
+    forbid("slope", "it reads one cell's crossed streams");
+    forbid("margin", "a variance claim states at_most and/or at_least");
+    const toml::node& of = need("of", "the streams a study varies, e.g. of = [\"order\"] (lrbench list streams)");
+    c_.of = stream_names(of, "of", false);
+    c_.of_where = location_of(of, file_);
+    if (const toml::node* against = t_.get("against")) {
+      c_.against = stream_names(*against, "against", true);
+      c_.against_where = location_of(*against, file_);
+      std::vector<std::string> x = c_.of, y = c_.against;
+      std::sort(x.begin(), x.end());
+      std::sort(y.begin(), y.end());
+      if (x == y)
+        throw UserError(c_.against_where, "in " + section_ + ", 'of' and 'against' name the same streams: their ratio is 1 by definition");
+    }
+    read_bounds("V(of) / V(against), the variance a study varying only 'of' sees over one varying 'against'");
+  }
+
+  // A stream name or a list of them (kStreams); "all" only where `all_allowed` (as no list).
+  std::vector<std::string> stream_names(const toml::node& n, const char* key, bool all_allowed) const {
+    std::vector<const toml::node*> items;
+    if (const toml::array* arr = n.as_array())
+      for (const auto& e : *arr) items.push_back(&e);
+    else
+      items.push_back(&n);
+    std::vector<std::string> names, known;
+    for (const auto& s : kStreams) known.emplace_back(s.name);
+    const std::string shape = std::string("'") + key + "' must be a stream name or a list of them (" + join(known, ", ") +
+                              (all_allowed ? "), or \"all\"" : ")");
+    if (items.empty()) throw UserError(location_of(n, file_), "in " + section_ + ", " + shape);
+    for (const toml::node* e : items) {
+      const auto s = e->as_string();
+      if (!s) throw UserError(location_of(*e, file_), "in " + section_ + ", " + shape);
+      if (all_allowed && s->get() == "all" && !n.is_array()) return {};
+      if (std::find(known.begin(), known.end(), s->get()) == known.end())
+        throw UserError(location_of(*e, file_), "in " + section_ + ", '" + key + "' names no stream '" + s->get() + "'" +
+                                                    suggestion(s->get(), known) + " (lrbench list streams)");
+      if (std::find(names.begin(), names.end(), s->get()) != names.end())
+        throw UserError(location_of(*e, file_), "in " + section_ + ", '" + key + "' names '" + s->get() + "' twice");
+      names.push_back(s->get());
+    }
+    return names;
   }
 
   // A dominates claim: the metric within `margin` (not-worse half) and the cost by `factor` (ratio half).

@@ -9,6 +9,7 @@
 #include "suite/config/expand.h"
 #include "suite/contracts/figure_key.h"
 #include "suite/contracts/figures.h"
+#include "suite/core/text.h"
 
 namespace lrb {
 
@@ -19,6 +20,7 @@ const char* claim_kind_name(ClaimKind k) {
     case ClaimKind::Scaling: return "scaling";
     case ClaimKind::Ratio: return "ratio";
     case ClaimKind::Dominates: return "dominates";
+    case ClaimKind::Variance: return "variance";
   }
   return "?";
 }
@@ -26,7 +28,8 @@ const char* claim_kind_name(ClaimKind k) {
 namespace claim_detail {
 
 ClaimKind claim_kind_from(const std::string& s) {
-  for (ClaimKind k : {ClaimKind::Better, ClaimKind::NotWorse, ClaimKind::Scaling, ClaimKind::Ratio, ClaimKind::Dominates})
+  for (ClaimKind k : {ClaimKind::Better, ClaimKind::NotWorse, ClaimKind::Scaling, ClaimKind::Ratio, ClaimKind::Dominates,
+                      ClaimKind::Variance})
     if (s == claim_kind_name(k)) return k;
   throw std::invalid_argument("unknown claim kind '" + s + "'");
 }
@@ -99,7 +102,11 @@ CellSelector CellSelector::from_json(const json& j) {
 json ClaimSpec::to_json() const {
   json j = {{"name", name},           {"statement", statement}, {"source", source}, {"kind", claim_kind_name(kind)},
             {"metric", metric},       {"a", a.to_json()},       {"where", where.str()}};
-  if (kind != ClaimKind::Scaling) j["b"] = b.to_json();
+  if (kind != ClaimKind::Scaling && !(kind == ClaimKind::Variance && b.match.empty())) j["b"] = b.to_json();
+  if (kind == ClaimKind::Variance) {
+    j["of"] = of;
+    j["against"] = against;
+  }
   if (kind == ClaimKind::Better || kind == ClaimKind::NotWorse || kind == ClaimKind::Dominates) j["margin"] = margin;
   if (kind == ClaimKind::Dominates) {
     j["cost"] = cost;
@@ -142,6 +149,8 @@ ClaimSpec ClaimSpec::from_json(const json& j) {
   if (j.contains("at_least")) c.at_least = j.at("at_least").get<double>();
   c.cost = j.value("cost", std::string());
   c.factor = j.value("factor", 1.0);
+  if (j.contains("of")) c.of = j.at("of").get<std::vector<std::string>>();
+  if (j.contains("against")) c.against = j.at("against").get<std::vector<std::string>>();
   return c;
 }
 
@@ -194,6 +203,12 @@ std::string ClaimSpec::claimed_text(bool higher_is_better) const {
       return "A / B ≥ " + num(*at_least);
     case ClaimKind::Dominates:
       return metric_half().claimed_text(higher_is_better) + " and cost A / B ≤ " + num(1.0 / factor);
+    case ClaimKind::Variance: {
+      const std::string ratio = "V(" + join(of, ", ") + ") / V(" + (against.empty() ? "all" : join(against, ", ")) + ")";
+      if (at_most && at_least) return ratio + " in [" + num(*at_least) + ", " + num(*at_most) + "]";
+      if (at_most) return ratio + " ≤ " + num(*at_most);
+      return ratio + " ≥ " + num(*at_least);
+    }
   }
   return "?";
 }

@@ -10,7 +10,11 @@
 //   ratio      mean(A) / mean(B) is at most `at_most` and/or at least `at_least`;
 //   dominates  A is at least as good as B on the metric within `margin` (a not-worse half)
 //              and cheaper by `factor` on a cost figure: mean cost A / mean cost B ≤ 1/factor
-//              (a ratio half); supported when both halves are, refuted when either is.
+//              (a ratio half); supported when both halves are, refuted when either is;
+//   variance   the variance a study varying only the streams `of` would see over that of one
+//              varying `against` (default: every stream the cell varies) is at most `at_most`
+//              and/or at least `at_least`, on A's values or, with B, on A − B paired on the
+//              streams ([sweep] vary: suite/stats/variance_ratio.h).
 // Selectors are checked against the expanded sweep before anything runs (each side must
 // name exactly one cell, or for scaling one cell per value of `over`), so a claim that
 // cannot be tested is a file:line:column error, not a surprise in the report. The report
@@ -32,7 +36,7 @@ namespace lrb {
 
 struct RunSpec;
 
-enum class ClaimKind { Better, NotWorse, Scaling, Ratio, Dominates };
+enum class ClaimKind { Better, NotWorse, Scaling, Ratio, Dominates, Variance };
 const char* claim_kind_name(ClaimKind k);
 
 // One side of a claim: the runs whose resolved spec has every (path, value) pair. Paths are
@@ -67,13 +71,15 @@ struct ClaimSpec {
   ClaimKind kind = ClaimKind::Better;
   std::string metric;     // stored run metric: "eval_accuracy", "peak_bytes", ...
   SourceLocation metric_where;
-  CellSelector a, b;      // b: not used by scaling
+  CellSelector a, b;      // b: not used by scaling; optional for variance (empty match: none)
   double margin = 0;      // better: by more than margin; not-worse: within margin
   std::string over;       // scaling: "task.seq_len" or "train.batch_size"
   double slope_lo = 0, slope_hi = 0;                // scaling
   std::optional<double> at_most, at_least;          // ratio
   std::string cost;       // dominates: the stored cost figure ("train_flops", "params", ...)
   double factor = 1;      // dominates: A's cost × factor ≤ B's cost
+  std::vector<std::string> of, against;  // variance: stream names (kStreams); against empty: all
+  SourceLocation of_where, against_where;
   SourceLocation where;
 
   json to_json() const;

@@ -555,6 +555,10 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
   if (const auto* claims = root.get("claim")) {
     tables_of(*claims, "claim", file);  // the same message for [claim] as for [task]
     spec.claims = parse_claims(*claims->as_array(), file);
+    for (const auto& c : spec.claims)
+      if (c.kind == ClaimKind::Variance && spec.sweep.sequential)
+        throw UserError(c.where, "[[claim]] '" + c.name + "' (variance) reads a complete crossing of streams, and a sequential "
+                                 "design draws seeds while claims are open: state it in a sweep with seeds as a count and [sweep] vary");
     // A claim is about this sweep's runs: results of another sweep in the same report
     // (another base seed, device or measurement) must not count as its cells.
     for (auto& c : spec.claims)

@@ -3,6 +3,7 @@
 // (file:line:column) and what it says. Shared by the config tests' tables of mistakes.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <ostream>
 #include <string>
 
@@ -29,6 +30,14 @@ inline void expect_refused(const BadSweep& c, const std::string& file) {
     EXPECT_EQ(msg.rfind(c.where, 0), 0u) << msg;
     EXPECT_NE(msg.find(c.contains), std::string::npos) << msg;
   }
+}
+
+// A parameterised test's name from the case's words ("unknown stream" -> unknown_stream).
+inline std::string bad_sweep_name(const ::testing::TestParamInfo<BadSweep>& i) {
+  std::string n = i.param.name;
+  for (auto& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
 }
 
 }  // namespace lrb::test

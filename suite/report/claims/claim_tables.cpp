@@ -53,6 +53,7 @@ Table claims_table(const Analysis& a) {
     row.push_back(text(display_metric(r.claim.metric) + (r.higher_is_better ? " (↑)" : " (↓)") +
                        (r.claim.kind == ClaimKind::Dominates ? ", cost " + r.claim.cost + " (↓)" : "")));
     row.push_back(text(r.claim.kind == ClaimKind::Scaling ? r.claim.a.label + " over " + r.claim.over.substr(r.claim.over.rfind('.') + 1)
+                       : r.claim.b.match.empty() ? r.claim.a.label
                                                           : r.claim.a.label + " vs " + r.claim.b.label));
     row.push_back(text(r.claim.statement));
     row.push_back(text(r.claim.source));
@@ -62,7 +63,8 @@ Table claims_table(const Analysis& a) {
   const auto fixed_paired = std::count_if(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) {
     return !r.sequential && (r.claim.kind == ClaimKind::Better || r.claim.kind == ClaimKind::NotWorse || r.claim.kind == ClaimKind::Dominates);
   });
-  const bool any_fixed = std::any_of(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) { return !r.sequential; });
+  const bool any_fixed = std::any_of(a.claims.begin(), a.claims.end(),
+                                     [](const ClaimResult& r) { return !r.sequential && r.claim.kind != ClaimKind::Variance; });
   if (any_fixed)
     tab.notes.push_back(fmt::format(
         "better / not-worse: Δ = A − B per seed over the seeds both ran, tested against the claimed threshold (two-sided t), "
@@ -83,6 +85,11 @@ Table claims_table(const Analysis& a) {
                         "better / not-worse claim in the Holm family) and the cost ratio A / B ≤ 1 / factor (judged as a "
                         "ratio claim; an exact cost decides at once); supported when both are, refuted when "
                         "either is, else inconclusive; the evidence shows the metric half, then the cost half");
+  if (std::any_of(a.claims.begin(), a.claims.end(), [](const ClaimResult& r) { return r.claim.kind == ClaimKind::Variance; }))
+    tab.notes.push_back("variance: V(S), the variance a study varying only the streams S would see (the sum of the crossed "
+                        "design's components over the terms that involve them), over V of the streams 'against' (all: every "
+                        "stream the cell varies), on A's values or A − B paired on the stream tuple; generalized interval of the "
+                        "ratio (each mean square's pivot df·MS / χ²; coverage checked by simulation, docs/statistics.md); n: values");
   tab.notes.push_back("supported: the interval lies wholly in the claimed region; refuted: wholly outside it; inconclusive: it "
                       "straddles the edge; not tested: a cell has no value; not yet judged: a running study's claim no look has "
                       "tested yet; (↑) higher is better, (↓) lower is better");

@@ -14,11 +14,13 @@
 #include "suite/report/claims/claim_sides.h"
 #include "suite/report/efficiency.h"
 #include "suite/report/text_format.h"
+#include "suite/report/variance_sources.h"
 #include "suite/stats/multiple_testing.h"
 #include "suite/stats/paired.h"
 #include "suite/stats/power.h"
 #include "suite/stats/scaling_fit.h"
 #include "suite/stats/t_tests.h"
+#include "suite/stats/variance_ratio.h"
 
 namespace lrb {
 
@@ -94,6 +96,86 @@ void evaluate_ratio(ClaimResult& r, const std::vector<RunRecord>& runs, const Cl
   }
   r.interval = ci;
   decide_region(r, ci->lo, ci->hi, r.claim.at_least, r.claim.at_most);
+}
+
+// The design's factors that hold one of `streams` ("data+dropout" holds dropout).
+std::vector<std::string> factors_holding(const CrossedDesign& d, const std::vector<std::string>& streams) {
+  std::vector<std::string> out;
+  for (const auto& f : d.factors)
+    for (const auto& s : streams)
+      if (("+" + f + "+").find("+" + s + "+") != std::string::npos) {
+        out.push_back(f);
+        break;
+      }
+  return out;
+}
+
+// The values a variance claim reads by replicate: A's, or A − B on the replicates both ran.
+std::optional<stats::SeedValues> variance_values(ClaimResult& r, const std::vector<RunRecord>& runs) {
+  const ClaimSpec& c = r.claim;
+  const SideRuns a = collect(c.a, c.metric, runs, "");
+  const bool miss_a = side_missing(r, c.a, a, "A", c.a.expected_runs);
+  if (c.b.match.empty()) return miss_a ? std::nullopt : std::optional<stats::SeedValues>(by_seed(a));
+  const SideRuns b = collect(c.b, c.metric, runs, "");
+  const bool miss_b = side_missing(r, c.b, b, "B", c.b.expected_runs);
+  if (miss_a || miss_b) return std::nullopt;
+  const stats::SeedValues va = by_seed(a), vb = by_seed(b);
+  const stats::SeedPairing pairing = stats::pair_by_seed(va, vb);
+  if (!pairing.only_a.empty() || !pairing.only_b.empty())
+    r.notes.push_back(fmt::format("stream tuples on one side only (not used): {} A, {} B", pairing.only_a.size(), pairing.only_b.size()));
+  stats::SeedValues d;
+  for (auto t : pairing.seeds) {
+    d.emplace(t, va.at(t) - vb.at(t));
+    r.a_values.push_back(va.at(t));
+    r.b_values.push_back(vb.at(t));
+  }
+  return d;
+}
+
+void evaluate_variance(ClaimResult& r, const std::vector<RunRecord>& runs, const ClaimSettings& s) {
+  const ClaimSpec& c = r.claim;
+  const auto by_tuple = variance_values(r, runs);
+  if (!by_tuple) return;
+  std::vector<std::int64_t> replicates;
+  std::vector<double> values;
+  for (const auto& [t, v] : *by_tuple) {
+    replicates.push_back(t);
+    values.push_back(v);
+  }
+  r.seeds = replicates;
+  if (c.b.match.empty()) r.a_values = values;
+  r.n = values.size();
+  r.confidence = s.bootstrap.confidence;
+  const auto design = crossed_design(replicates, values, r.confidence);
+  r.verdict = Verdict::NotTested;
+  if (!design) {
+    r.why = "the runs found vary fewer than two streams: no crossed design";
+    return;
+  }
+  if (!design->components) {
+    r.why = design->why_not + " (runs still to finish or failed: see the notes)";
+    return;
+  }
+  const std::vector<std::string> num = factors_holding(*design, c.of);
+  const std::vector<std::string> den = c.against.empty() ? design->factors : factors_holding(*design, c.against);
+  if (num.empty() || den.empty()) {
+    r.why = "the runs found do not vary " + join(num.empty() ? c.of : c.against, ", ");
+    return;
+  }
+  std::vector<std::string> levels;
+  for (std::size_t f = 0; f < design->factors.size(); ++f) levels.push_back(fmt::format("{} {}", design->factors[f], design->levels[f]));
+  r.notes.push_back(fmt::format("crossed design of {} ({} values): V(of) sums the components of the terms involving {}, V(against) "
+                                "those involving {}",
+                                join(levels, " × "), values.size(), join(num, ", "), join(den, ", ")));
+  const stats::VarianceRatio v = stats::variance_ratio(*design->components, num, den, r.confidence, s.bootstrap.seed);
+  if (!v.interval) {
+    r.verdict = Verdict::Inconclusive;
+    r.why = "V(against) is 0: the values do not vary";
+    return;
+  }
+  r.estimate = v.estimate;
+  r.interval = stats::Interval{v.interval->first, v.interval->second};
+  decide_region(r, r.interval->lo, r.interval->hi, c.at_least, c.at_most);
 }
 
 void evaluate_scaling(ClaimResult& r, const std::vector<RunRecord>& runs, const ClaimSettings& s) {
@@ -234,6 +316,8 @@ std::vector<ClaimResult> evaluate_parts(const std::vector<ClaimSpec>& claims, co
       evaluate_ratio(r, runs, s);
     else if (r.claim.kind == ClaimKind::Scaling)
       evaluate_scaling(r, runs, s);
+    else if (r.claim.kind == ClaimKind::Variance)
+      evaluate_variance(r, runs, s);
     else if (evaluate_paired(r, runs, shifted[k]))
       family.push_back(k);
     out.push_back(std::move(r));
@@ -340,7 +424,8 @@ std::string claim_number(const ClaimResult& r, double v) {
     case ClaimKind::Better:
     case ClaimKind::NotWorse:
     case ClaimKind::Dominates: return signed_in_unit(r.claim.metric, v);
-    case ClaimKind::Ratio: return fmt::format("{:.4g}", v);
+    case ClaimKind::Ratio:
+    case ClaimKind::Variance: return fmt::format("{:.4g}", v);
     case ClaimKind::Scaling: return fmt::format("{:.3f}", v);
   }
   return fmt::format("{:g}", v);
@@ -386,6 +471,12 @@ std::string claim_evidence(const ClaimResult& r) {
     case ClaimKind::Scaling: {
       std::string s = fmt::format("slope = {:.3f}", *r.estimate);
       if (r.interval) s += fmt::format(" [{:.3f}, {:.3f}] ({} t{})", r.interval->lo, r.interval->hi, pct, at_look);
+      return s;
+    }
+    case ClaimKind::Variance: {
+      const std::string& against = r.claim.against.empty() ? std::string("all") : join(r.claim.against, ", ");
+      std::string s = fmt::format("V({}) / V({}) = {:.4g}", join(r.claim.of, ", "), against, *r.estimate);
+      if (r.interval) s += fmt::format(" [{:.4g}, {:.4g}] ({} generalized)", r.interval->lo, r.interval->hi, pct);
       return s;
     }
     case ClaimKind::Dominates: break;  // judged as its halves (above)

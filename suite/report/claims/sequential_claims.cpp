@@ -249,7 +249,8 @@ LookTest test_look(const ClaimSpec& c, bool higher_is_better, const LookData& L,
     case ClaimKind::NotWorse: return test_paired_look(c, higher_is_better, L, nominal);
     case ClaimKind::Ratio: return test_ratio_look(c, L, nominal);
     case ClaimKind::Scaling: return test_scaling_look(c, L, nominal);
-    case ClaimKind::Dominates: break;  // judged as its halves, never whole
+    case ClaimKind::Dominates:  // judged as its halves, never whole
+    case ClaimKind::Variance: break;  // refused in a sequential design (sweep_spec.cpp)
   }
   LRB_CHECK(false, "a dominates claim reached the judge whole");
   return {};

@@ -35,6 +35,10 @@ std::optional<std::vector<double>> tested_values(const ClaimResult& r, const std
     why = "a scaling claim's power depends on its lengths as much as on its seeds: not planned";
     return std::nullopt;
   }
+  if (c.kind == ClaimKind::Variance) {
+    why = "a variance claim narrows with the levels of its streams, not with seeds: cross them at more levels ([sweep] vary)";
+    return std::nullopt;
+  }
   const SideRuns a = collect(c.a, c.metric, runs, "");
   const SideRuns b = collect(c.b, c.metric, runs, "");
   const stats::SeedValues va = by_seed(a), vb = by_seed(b);

@@ -145,12 +145,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "'at_most' does not apply to a dominates claim"},
         ClaimBad{"a factor on a better claim", study_with("kind = \"better\"", "kind = \"better\"\nfactor = 2"), "study.toml:25:10",
                  "'factor' does not apply to a better claim"}),
-    [](const ::testing::TestParamInfo<ClaimBad>& i) {
-      std::string n = i.param.name;
-      for (auto& ch : n)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      return n;
-    });
+    test::bad_sweep_name);
 
 TEST(ClaimsConfig, ExpansionRecordsWhatEachSideExpects) {
   const ExpandedSweep ex = expand_sweep(parse_sweep(kStudy, "study.toml"));

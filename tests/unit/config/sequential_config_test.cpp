@@ -103,12 +103,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "seq.toml:4:10", "'budget' bounds a sequential study"},
         BadDesign{"a design without claims", std::string(kSequential).substr(0, std::string(kSequential).find("[[claim]]")),
                   "seq.toml:3:9", "states no [[claim]]"}),
-    [](const ::testing::TestParamInfo<BadDesign>& i) {
-      std::string n = i.param.name;
-      for (auto& ch : n)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      return n;
-    });
+    test::bad_sweep_name);
 
 TEST(SequentialClaimsConfig, BudgetsReadAndWriteInTheirUnits) {
   std::string problem;
