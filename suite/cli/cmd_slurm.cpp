@@ -32,6 +32,7 @@ namespace fs = std::filesystem;
 struct SlurmArgs {
   std::string spec, out;
   std::string nodes = "1", ntasks_per_node, gpus_per_task = "0", cpus_per_task;  // ntasks_per_node "": the default
+  std::string runs_per_gpu = "1", gpus_per_node = "1";
   std::string time, partition, account, array, signal_lead = "120";
   std::string study_id;  // a sequential study's identity (`run --study-id`)
   bool submit = false;
@@ -76,6 +77,27 @@ fs::path results_folder(const std::string& given, const std::string& sweep_name)
   return p;
 }
 
+// --runs-per-gpu k: k tasks a GPU on --gpus-per-node G GPUs (by default k × G tasks a node),
+// which the sweep's runs_per_gpu must allow (its start-up check refuses more).
+void gpu_sharing(SbatchJob& job, const SlurmArgs& a, const SweepSpec& spec) {
+  job.runs_per_gpu = parse_slurm_count("--runs-per-gpu", a.runs_per_gpu, 1, kMaxRunsPerGpu);
+  if (job.runs_per_gpu == 1) return;
+  if (spec.sweep.device != "cuda")
+    throw UserError(spec.file + ": --runs-per-gpu shares GPUs, and the sweep runs on device = \"" + spec.sweep.device + "\"");
+  if (spec.sweep.runs_per_gpu < job.runs_per_gpu)
+    throw UserError(fmt::format("{}: --runs-per-gpu {} but the sweep's runs_per_gpu is {}: its start-up check would refuse "
+                                "the job; set [sweep] runs_per_gpu = {}",
+                                spec.file, job.runs_per_gpu, spec.sweep.runs_per_gpu, job.runs_per_gpu));
+  if (job.gpus_per_task > 0)
+    throw UserError("--runs-per-gpu asks for the node's GPUs (--gpus-per-node) shared by its tasks; leave out --gpus-per-task");
+  job.gpus_per_node = parse_slurm_count("--gpus-per-node", a.gpus_per_node, 1, 64);
+  const int most = job.runs_per_gpu * job.gpus_per_node;
+  if (a.ntasks_per_node.empty()) job.ntasks_per_node = most;
+  if (job.ntasks_per_node > most)
+    throw UserError(fmt::format("--ntasks-per-node {} is more than --runs-per-gpu {} x --gpus-per-node {}: give at most {}",
+                                job.ntasks_per_node, job.runs_per_gpu, job.gpus_per_node, most));
+}
+
 // The job's resources from the command line, checked against the sweep (a count that does
 // not fill whole data-parallel groups, a GPU sweep without GPUs).
 SbatchJob job_resources(const SlurmArgs& a, const SweepSpec& spec) {
@@ -105,8 +127,9 @@ SbatchJob job_resources(const SlurmArgs& a, const SweepSpec& spec) {
   if (!a.array.empty()) job.array = parse_array(a.array);
   job.signal_lead_seconds = parse_slurm_count("--signal-lead", a.signal_lead, 1, 65535);
   check_signal_lead(job.signal_lead_seconds, job.time_seconds);
-  if (spec.sweep.device == "cuda" && job.gpus_per_task == 0)
-    throw UserError(spec.file + ": device = \"cuda\": give --gpus-per-task 1 (one GPU per rank)");
+  gpu_sharing(job, a, spec);
+  if (spec.sweep.device == "cuda" && job.gpus_per_task == 0 && job.runs_per_gpu == 1)
+    throw UserError(spec.file + ": device = \"cuda\": give --gpus-per-task 1 (one GPU per rank), or --runs-per-gpu k");
   return job;
 }
 
@@ -237,6 +260,9 @@ void add_slurm_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--nodes,-N", a->nodes, "nodes (default 1)");
   cmd->add_option("--ntasks-per-node", a->ntasks_per_node, "MPI ranks per node (default 1, or the sweep's ranks_per_run)");
   cmd->add_option("--gpus-per-task", a->gpus_per_task, "GPUs per rank (default 0; 1 for device = \"cuda\")");
+  cmd->add_option("--runs-per-gpu", a->runs_per_gpu,
+                  "ranks sharing each GPU (default 1; the sweep's runs_per_gpu must allow it): k x --gpus-per-node tasks a node");
+  cmd->add_option("--gpus-per-node", a->gpus_per_node, "with --runs-per-gpu: the GPUs each node gives its tasks (default 1)");
   cmd->add_option("--cpus-per-task,-c", a->cpus_per_task, "cores per rank (default: the sweep's threads, or 1 for auto)");
   cmd->add_option("--time,-t", a->time, "time limit per attempt, as sbatch takes it (90, 2:00:00, 1-00:00:00)");
   cmd->add_option("--partition,-p", a->partition, "partition (default: the cluster's)");

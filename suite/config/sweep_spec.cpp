@@ -26,6 +26,7 @@ const OptionSchema& sweep_schema() {
       {"checkpoint_every", OptionType::Int, json(0), "steps between periodic checkpoints (0: only when stopped by a signal)", {}, 0, {}, false, false},
       {"max_runs", OptionType::Int, json(kDefaultMaxRuns), "refuse a sweep that expands to more runs than this (counted before any run is built)", {}, 1, kMaxRunsLimit, false, false},
       {"ranks_per_run", OptionType::Int, json(1), "MPI ranks that train one run together (data parallel; must divide the job's rank count)", {}, 1, kMaxRanksPerRun, false, false},
+      {"runs_per_gpu", OptionType::Int, json(1), "ranks, each with its own runs, that may share one GPU (device = \"cuda\"): k fills a GPU that one small run leaves idle; their time figures are recorded as shared (provenance gpu.shared_by) and never compared with exclusive runs", {}, 1, kMaxRunsPerGpu, false, false},
       {"exchange", OptionType::String, json("auto"), "how a data-parallel group sums its gradients: \"nccl\" on the GPUs, \"mpi\" through host memory, \"auto\" (NCCL for device = \"cuda\" in a build with it, else MPI)", {"auto", "mpi", "nccl"}, {}, {}, false, false},
       {"description", OptionType::String, json(""), "free text, kept with the results", {}, {}, {}, false, false},
   }};
@@ -141,6 +142,19 @@ std::vector<std::string> parse_fixed(const toml::node& node, const SourceLocatio
   return out;
 }
 
+// Ranks share a GPU only where there are GPUs, and a data-parallel group's members each need
+// their own (NCCL refuses two members on one device).
+void check_runs_per_gpu(const SweepSettings& sweep) {
+  if (sweep.runs_per_gpu == 1) return;
+  if (sweep.device != "cuda")
+    throw UserError(sweep.runs_per_gpu_at, "in [sweep], runs_per_gpu shares GPUs between ranks, and this sweep runs on device = \"" +
+                                               sweep.device + "\": set device = \"cuda\", or remove runs_per_gpu (on a CPU, "
+                                               "start more ranks and set threads)");
+  if (sweep.ranks_per_run > 1)
+    throw UserError(sweep.runs_per_gpu_at, "in [sweep], runs_per_gpu > 1 with ranks_per_run > 1: the ranks of a data-parallel "
+                                           "run each need a GPU of their own; use one or the other");
+}
+
 // A stream is varied or fixed, not both; with named streams every seed index fits the
 // pairing key (run_streams.h).
 void check_streams(const SweepSettings& sweep) {
@@ -233,6 +247,9 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
       } else if (key == "ranks_per_run") {
         spec.sweep.ranks_per_run = static_cast<int>(v.get<std::int64_t>());
         spec.sweep.ranks_per_run_at = vat;
+      } else if (key == "runs_per_gpu") {
+        spec.sweep.runs_per_gpu = static_cast<int>(v.get<std::int64_t>());
+        spec.sweep.runs_per_gpu_at = vat;
       } else if (key == "exchange") {
         spec.sweep.exchange = v.get<std::string>();
         spec.sweep.exchange_at = vat;
@@ -242,6 +259,7 @@ void parse_sweep_table(const toml::table& t, const std::string& file, SweepSpec&
   if (spec.sweep.exchange == "nccl" && spec.sweep.device != "cuda")
     throw UserError(spec.sweep.exchange_at, "in [sweep], exchange = \"nccl\" sums gradients on CUDA devices, and this sweep runs on "
                                             "device = \"" + spec.sweep.device + "\": set device = \"cuda\", or exchange = \"mpi\" (or \"auto\")");
+  check_runs_per_gpu(spec.sweep);
   check_streams(spec.sweep);
   if (spec.sweep.name.empty()) throw UserError(location_of(t, file), "[sweep] needs a 'name' (for example name = \"my-study\")");
   if (spec.sweep.budget_seconds && !spec.sweep.sequential)

@@ -26,6 +26,7 @@ inline constexpr std::int64_t kDefaultMaxRuns = 10000;
 inline constexpr std::int64_t kMaxRunsLimit = 200000;
 // The largest data-parallel group a run may span.
 inline constexpr int kMaxRanksPerRun = 4096;
+inline constexpr int kMaxRunsPerGpu = 64;  // ranks sharing one GPU: far past what fits
 
 struct SweepSettings {
   std::string name;
@@ -55,6 +56,10 @@ struct SweepSettings {
   // the job starts: sweep_runner.cpp). Where the user wrote it, for that message.
   int ranks_per_run = 1;
   SourceLocation ranks_per_run_at;
+  // Ranks (each with its own runs) that may share one GPU (device = "cuda"): many small runs
+  // fill a GPU that one leaves idle; their time figures are marked shared (gpu.shared_by).
+  int runs_per_gpu = 1;
+  SourceLocation runs_per_gpu_at;
   // How a group sums its gradients: "auto", "mpi" or "nccl" (resolved for this build when
   // the job starts: suite/sweep/gradient_exchange_choice.h). Recorded in provenance.
   std::string exchange = "auto";

@@ -180,6 +180,7 @@ CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const
   std::map<std::string, std::set<std::uint64_t>> base_seeds_by_task;
   std::map<std::string, std::set<int>> ranks_by_task;  // ranks_per_run (absent: 1)
   std::map<std::string, std::set<std::string>> streams_by_task;  // the streams runs name ([sweep] vary, fixed)
+  std::map<std::string, std::set<int>> sharing_by_task;  // ranks on the run's GPU ([sweep] runs_per_gpu; 1: its own)
   for (const RunRecord* r : first_runs) {
     specs_by_task[task_of(*r)].push_back(&r->spec);
     specs_by_task_model[{task_of(*r), model_of(*r)}].push_back(&r->spec);
@@ -189,6 +190,7 @@ CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const
     base_seeds_by_task[task_of(r)].insert(r.view().base_seed.value_or(0));
     ranks_by_task[task_of(r)].insert(r.view().ranks_per_run);
     streams_by_task[task_of(r)].insert(r.view().named_streams);
+    sharing_by_task[task_of(r)].insert(r.gpu_shared_by());
   }
   CellPaths out;
   std::set<std::string> all_paths;
@@ -210,6 +212,9 @@ CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const
     // Runs that vary or hold streams on their own are another design than plain seeds: their
     // spread is of other sources, so they are cells of their own.
     if (streams_by_task[task].size() > 1) paths.push_back("streams");
+    // Runs that shared their GPU with other ranks' runs took other times than runs that had
+    // it alone: cells of their own, so that no comparison of times mixes them.
+    if (sharing_by_task[task].size() > 1) paths.push_back("gpu_shared_by");
     all_paths.insert(paths.begin(), paths.end());
   }
   out.names = short_names(all_paths);
@@ -219,6 +224,7 @@ CellPaths cell_paths(const std::vector<RunRecord>& runs, const std::vector<const
 nlohmann::json value_of(const RunRecord& r, const std::string& path) {
   if (path == "streams") return nlohmann::json(r.view().named_streams);
   if (path == "ranks_per_run") return nlohmann::json(r.view().ranks_per_run);
+  if (path == "gpu_shared_by") return nlohmann::json(r.gpu_shared_by());
   if (path == "base_seed") return r.view().base_seed ? nlohmann::json(*r.view().base_seed) : nlohmann::json();
   return value_at_path(r.spec, path);  // a setting (config/setting_values.h)
 }
@@ -419,8 +425,8 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
   std::map<std::string, std::string> metric_by_task;
   for (const auto& [task, condition] : paths.condition_paths) metric_by_task[task] = metric_of(runs, task, metric);
   CellIndex index(paths, std::move(metric_by_task));
-  // The cell of a setting, base seed, group size and streams named, once found: their runs
-  // differ only in the seed (and the streams' indices).
+  // The cell of a setting, base seed, group size, streams named and GPU sharing, once found:
+  // their runs differ only in the seed (and the streams' indices).
   std::unordered_map<std::string, std::size_t> cell_of_setting;
   std::vector<std::vector<const RunRecord*>> runs_of_cell;  // in the runs' order
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -428,7 +434,7 @@ std::vector<Cell> group_cells(const std::vector<RunRecord>& runs, const std::str
     const RunView& v = r.view();
     const std::string setting = std::to_string(settings.setting_of[i]) +
                                 (v.base_seed ? " " + std::to_string(*v.base_seed) : std::string()) + " " +
-                                std::to_string(v.ranks_per_run) + " " + v.named_streams;
+                                std::to_string(v.ranks_per_run) + " " + v.named_streams + " " + std::to_string(r.gpu_shared_by());
     auto known = cell_of_setting.find(setting);
     if (known == cell_of_setting.end()) known = cell_of_setting.emplace(setting, index.of(r)).first;
     runs_of_cell.resize(index.size());

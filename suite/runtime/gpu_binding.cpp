@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (in fmt/format.h only up to fmt 10)
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 
@@ -67,7 +68,8 @@ nlohmann::json GpuBinding::to_json() const {
 }
 
 GpuBinding bind_gpu(const EnvLookup& env, int mpi_local_rank, int mpi_local_size, int visible,
-                    const std::string& host) {
+                    const std::string& host, int runs_per_gpu) {
+  LRB_CHECK(runs_per_gpu >= 1, "runs_per_gpu is validated to be at least 1");
   GpuBinding b;
   b.local = local_rank_from(env, mpi_local_rank, mpi_local_size);
   b.visible_devices = visible;
@@ -85,28 +87,36 @@ GpuBinding bind_gpu(const EnvLookup& env, int mpi_local_rank, int mpi_local_size
     b.reason = fmt::format("this rank is bound to one GPU (CUDA_VISIBLE_DEVICES={})", *cvd);
     return b;
   }
-  if (visible < b.local.size)
+  if (static_cast<long>(visible) * runs_per_gpu < b.local.size)
     throw UserError(fmt::format(
-        "{}: {} rank(s) on this node but {} visible GPU(s) (CUDA_VISIBLE_DEVICES={}): lrbench drives one GPU per rank, "
-        "and ranks sharing a GPU would measure each other; start at most {} rank(s) per node, or bind one GPU to "
-        "each rank (srun --gpus-per-task=1)",
-        where, b.local.size, visible, b.cuda_visible_devices, visible));
-  b.device_index = b.local.rank;
-  b.reason = fmt::format("local rank {} of {} on {} visible GPU(s)", b.local.rank, b.local.size, visible);
+        "{}: {} rank(s) on this node but {} visible GPU(s) (CUDA_VISIBLE_DEVICES={}) at runs_per_gpu = {}: lrbench "
+        "drives at most runs_per_gpu ranks per GPU; start at most {} rank(s) per node, raise [sweep] runs_per_gpu, or "
+        "bind one GPU to each rank (srun --gpus-per-task=1)",
+        where, b.local.size, visible, b.cuda_visible_devices, runs_per_gpu, static_cast<long>(visible) * runs_per_gpu));
+  // Round robin: with fewer ranks than runs_per_gpu × devices, every device gets its share.
+  b.device_index = b.local.rank % visible;
+  b.reason = runs_per_gpu == 1 ? fmt::format("local rank {} of {} on {} visible GPU(s)", b.local.rank, b.local.size, visible)
+                               : fmt::format("local rank {} of {} on {} visible GPU(s), up to {} ranks a GPU", b.local.rank,
+                                             b.local.size, visible, runs_per_gpu);
   return b;
 }
 
-std::vector<std::string> shared_gpus(const std::vector<std::string>& rank_gpu_ids) {
+std::vector<std::string> shared_gpus(const std::vector<std::string>& rank_gpu_ids, int runs_per_gpu) {
   std::map<std::string, std::vector<std::size_t>> ranks_of;
   for (std::size_t r = 0; r < rank_gpu_ids.size(); ++r) ranks_of[rank_gpu_ids[r]].push_back(r);
   std::vector<std::string> out;
   for (const auto& [id, ranks] : ranks_of) {
-    if (ranks.size() < 2) continue;
+    if (ranks.size() <= static_cast<std::size_t>(std::max(1, runs_per_gpu))) continue;
     const auto slash = id.find('/');
     out.push_back(fmt::format("host {} GPU {}: ranks {}", id.substr(0, slash),
                               slash == std::string::npos ? "?" : id.substr(slash + 1), fmt::join(ranks, ", ")));
   }
   return out;
+}
+
+int ranks_on_gpu_of(const std::vector<std::string>& rank_gpu_ids, std::size_t rank) {
+  LRB_CHECK(rank < rank_gpu_ids.size(), "a rank of the job");
+  return static_cast<int>(std::count(rank_gpu_ids.begin(), rank_gpu_ids.end(), rank_gpu_ids[rank]));
 }
 
 }  // namespace lrb

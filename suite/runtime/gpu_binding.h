@@ -37,19 +37,23 @@ struct GpuBinding {
   nlohmann::json to_json() const;
 };
 
-// One GPU per rank. `visible` is the device count CUDA reports for this process.
+// One GPU per rank, or up to `runs_per_gpu` ranks per GPU ([sweep] runs_per_gpu: many small
+// runs share a device; their time figures are then not the model's alone). `visible` is the
+// device count CUDA reports for this process.
 //  - Slurm or the user bound this process to exactly one device: that one (index 0).
-//  - Otherwise the node's ranks share the visible devices: device = local rank, which
-//    needs at least as many devices as ranks on the node.
-// Throws UserError (with host, ranks and devices) when there is no device, or fewer
-// devices than ranks on the node: two ranks on one GPU would measure each other.
+//  - Otherwise the node's ranks share the visible devices: device = local rank modulo the
+//    devices, which needs at least ranks / runs_per_gpu devices on the node.
+// Throws UserError (with host, ranks and devices) when there is no device, or more ranks on
+// the node than runs_per_gpu × devices.
 GpuBinding bind_gpu(const EnvLookup& env, int mpi_local_rank, int mpi_local_size, int visible,
-                    const std::string& host);
+                    const std::string& host, int runs_per_gpu = 1);
 
 // Ranks that ended up on one physical GPU, from each rank's "host/PCI bus id" (in rank
-// order): one line per GPU driven by more than one rank ("host h GPU 0000:3b:00.0: ranks
-// 0, 1"), empty when every rank has its own. Binding by CUDA_VISIBLE_DEVICES alone cannot
-// see another rank's choice; this compares them all.
-std::vector<std::string> shared_gpus(const std::vector<std::string>& rank_gpu_ids);
+// order): one line per GPU driven by more than `runs_per_gpu` ranks ("host h GPU
+// 0000:3b:00.0: ranks 0, 1"), empty when none is. Binding by CUDA_VISIBLE_DEVICES alone
+// cannot see another rank's choice; this compares them all.
+std::vector<std::string> shared_gpus(const std::vector<std::string>& rank_gpu_ids, int runs_per_gpu = 1);
+// How many ranks drive rank `rank`'s GPU (1: it has the GPU to itself).
+int ranks_on_gpu_of(const std::vector<std::string>& rank_gpu_ids, std::size_t rank);
 
 }  // namespace lrb

@@ -56,6 +56,9 @@ void check_sbatch_job(const SbatchJob& job) {
   if (job.array) check_script_path("the array script", job.array_script);
   LRB_CHECK(job.nodes >= 1 && job.ntasks_per_node >= 1 && job.cpus_per_task >= 1 && job.gpus_per_task >= 0,
             "sbatch job counts were not validated");
+  LRB_CHECK(job.runs_per_gpu == 1 || (job.gpus_per_task == 0 && job.gpus_per_node >= 1 &&
+                                      job.ntasks_per_node <= job.runs_per_gpu * job.gpus_per_node),
+            "a job sharing GPUs asks for them per node, with at most runs_per_gpu tasks a GPU");
   if (static_cast<std::int64_t>(job.nodes) * job.ntasks_per_node > 1000000)
     throw UserError("--nodes x --ntasks-per-node is more than a million tasks");
   if (!job.partition.empty()) check_slurm_name("--partition", job.partition);
@@ -75,6 +78,8 @@ std::string render_sweep_script(const SbatchJob& job) {
   d += directive("--ntasks=" + std::to_string(total_tasks(job)));
   d += directive("--cpus-per-task=" + std::to_string(job.cpus_per_task));
   if (job.gpus_per_task > 0) d += directive("--gpus-per-task=" + std::to_string(job.gpus_per_task));
+  // Shared GPUs: the node's GPUs for all its tasks (no per-task binding); see docs/clusters.md.
+  if (job.runs_per_gpu > 1) d += directive("--gres=gpu:" + std::to_string(job.gpus_per_node));
   if (array) d += directive("--array=" + job.array->text());
   d += common_directives(job);
   d += directive("--signal=B:USR1@" + std::to_string(job.signal_lead_seconds));
@@ -87,6 +92,7 @@ std::string render_sweep_script(const SbatchJob& job) {
   // sees its GPU as device 0 and lrbench's local rank -> device mapping picks it.
   std::string srun = "--cpus-per-task=" + std::to_string(job.cpus_per_task);
   if (job.gpus_per_task > 0) srun += " --gpus-per-task=" + std::to_string(job.gpus_per_task);
+  if (job.runs_per_gpu > 1) srun += " --gres=gpu:" + std::to_string(job.gpus_per_node);
 
   std::string shard = "SHARD_ARGS=()";
   if (array) {

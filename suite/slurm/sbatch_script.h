@@ -22,6 +22,11 @@ struct SbatchJob {
   int ntasks_per_node = 1;
   int cpus_per_task = 1;
   int gpus_per_task = 0;
+  // Several ranks a GPU ([sweep] runs_per_gpu = k): the job asks for whole GPUs per node
+  // (--gres=gpu:G) and runs k × G tasks on each, every task seeing the node's G GPUs; lrbench
+  // binds each rank to one by its local rank. gpus_per_task is 0 then.
+  int runs_per_gpu = 1;
+  int gpus_per_node = 0;
   std::optional<std::int64_t> time_seconds;  // none: the partition's default
   std::string partition, account;            // empty: the cluster's default
   std::optional<ArraySpec> array;            // set: one shard per array task

@@ -49,6 +49,14 @@ std::string RunRecord::gpu_name() const {
   return name != gpu->end() && name->is_string() ? name->get<std::string>() : "";
 }
 
+int RunRecord::gpu_shared_by() const {
+  if (!provenance.is_object()) return 1;
+  const auto gpu = provenance.find("gpu");
+  if (gpu == provenance.end() || !gpu->is_object()) return 1;
+  const auto n = gpu->find("shared_by");
+  return n != gpu->end() && n->is_number_integer() && n->get<std::int64_t>() > 1 ? static_cast<int>(std::min<std::int64_t>(n->get<std::int64_t>(), 1 << 20)) : 1;
+}
+
 std::string RunRecord::cpu_name() const {
   if (!provenance.is_object()) return "";
   const auto cpu = provenance.find("cpu");

@@ -53,6 +53,9 @@ struct RunRecord {
 
   std::string primary_metric() const;  // spec's task metrics[0], prefixed "eval_"
   std::string gpu_name() const;        // the GPU it trained on (provenance gpu.name); empty on a CPU
+  // The runs_per_gpu its job shared GPUs at ([sweep] runs_per_gpu; provenance gpu.shared_by):
+  // 1 when its rank had a GPU to itself, or it ran on a CPU.
+  int gpu_shared_by() const;
   // The processor it ran on (provenance cpu: "AMD EPYC, family 25 model 17"); empty where not
   // recorded. The family and model tell core designs apart that share a name.
   std::string cpu_name() const;

@@ -181,10 +181,10 @@ std::vector<std::int64_t> plan_runs(const MpiSession& mpi, JobSteps& steps, cons
 }
 
 // One GPU per rank, bound before any CUDA work; a rank that cannot have one stops the job.
-void bind_gpu(const MpiSession& mpi, JobSteps& steps, RunContext& ctx) {
-  const int failed = exit_code_of([&] { ctx.device_index = set_up_gpu(mpi, ctx.provenance); }, mpi.label());
+void bind_gpu(const MpiSession& mpi, JobSteps& steps, RunContext& ctx, int runs_per_gpu) {
+  const int failed = exit_code_of([&] { ctx.device_index = set_up_gpu(mpi, ctx.provenance, runs_per_gpu); }, mpi.label());
   steps.agree(JobStep::gpu_bound, failed);
-  const std::string shared = gpus_shared_by_ranks(mpi, steps, ctx.provenance);
+  const std::string shared = gpus_shared_by_ranks(mpi, steps, ctx.provenance, runs_per_gpu);
   if (!shared.empty() && mpi.rank() == 0) fmt::print(stderr, "lrbench: error: {}\n", shared);
   if (!shared.empty()) throw JobEnds(kExitUsage);  // every rank found the same problem: each leaves here alike
 }
@@ -197,7 +197,7 @@ RunContext run_context(const MpiSession& mpi, JobSteps& steps, const Job& job, c
   ctx.checkpoint_every = job.spec.sweep.checkpoint_every;
   ctx.provenance = job_provenance(mpi, job.spec, job.threads, options.shard);
   ctx.data_cache = data_cache_folder_from(options.data_cache);
-  if (job.spec.sweep.device == "cuda") bind_gpu(mpi, steps, ctx);
+  if (job.spec.sweep.device == "cuda") bind_gpu(mpi, steps, ctx, job.spec.sweep.runs_per_gpu);
   const int failed = exit_code_of([&] { set_matmul_peak(job.spec, ctx); }, mpi.label() + ": measuring the matrix-product peak");
   steps.agree(JobStep::ready_to_run, failed);
   return ctx;

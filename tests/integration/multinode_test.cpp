@@ -149,6 +149,28 @@ TEST_F(MultinodeTest, EachTaskTakesItsOwnGpuOfItsNode) {
   EXPECT_EQ(output.find("shared "), std::string::npos) << output;
 }
 
+// [sweep] runs_per_gpu = k: up to k tasks on one GPU pass the job's start-up check, k + 1 do
+// not.
+TEST_F(MultinodeTest, UpToRunsPerGpuTasksShareAGpu) {
+  std::string output;
+  setenv("LRB_PROBE_RUNS_PER_GPU", "3", 1);
+  auto b = bindings({"--nodelist=n3", "--nodes=1", "--ntasks=3", "--gres=gpu:1"}, output);
+  ASSERT_EQ(b.size(), 3u) << output;
+  for (const auto& x : b) EXPECT_EQ(x.physical, "0") << output;
+  EXPECT_EQ(output.find("shared "), std::string::npos) << output;
+  setenv("LRB_PROBE_RUNS_PER_GPU", "2", 1);
+  b = bindings({"--nodelist=n3", "--nodes=1", "--ntasks=3", "--gres=gpu:1"}, output);
+  EXPECT_NE(output.find("shared host n3 GPU gpu0: ranks 0, 1, 2"), std::string::npos) << output;
+  // Four tasks on n3's one GPU at k = 4 (n1 and n2 have 2 cores, too few for more tasks than
+  // GPUs; the spread over several GPUs is GpuBinding.UpToRunsPerGpuRanksShareEachDevice's).
+  setenv("LRB_PROBE_RUNS_PER_GPU", "4", 1);
+  b = bindings({"--nodelist=n3", "--nodes=1", "--ntasks=4", "--gres=gpu:1"}, output);
+  unsetenv("LRB_PROBE_RUNS_PER_GPU");
+  ASSERT_EQ(b.size(), 4u) << output;
+  for (const auto& x : b) EXPECT_EQ(x.physical, "0") << output;
+  EXPECT_EQ(output.find("shared "), std::string::npos) << output;
+}
+
 // `lrbench slurm --nodes 3`: one rank per node, every run once, each bit-identical to the
 // same sweep under mpirun on one node, and the ranks' runs spread over the three nodes.
 TEST_F(MultinodeTest, ASweepOverThreeNodesRunsEveryRunOnceAsOneNodeMpirunDoes) {

@@ -7,6 +7,7 @@
 // "physical" is the node's GPU the chosen device is (its entry of CUDA_VISIBLE_DEVICES);
 // then, from rank 0, one "shared ..." line per GPU that more than one rank would drive, as
 // the job's start-up check (shared_gpus) finds them from every rank's host and GPU.
+// LRB_PROBE_RUNS_PER_GPU=k binds as [sweep] runs_per_gpu = k would (default 1).
 #include <mpi.h>
 
 #include <cstdio>
@@ -26,10 +27,13 @@ int main(int argc, char** argv) {
   std::stringstream in(cvd ? cvd : "");
   for (std::string id; std::getline(in, id, ',');)
     if (!id.empty()) visible.push_back(id);
+  const char* k = std::getenv("LRB_PROBE_RUNS_PER_GPU");
+  const int runs_per_gpu = k ? std::atoi(k) : 1;
   std::string line, id = mpi.host() + "/none";
   try {
     const lrb::GpuBinding b =
-        lrb::bind_gpu(lrb::process_env(), mpi.local_rank(), mpi.local_size(), static_cast<int>(visible.size()), mpi.host());
+        lrb::bind_gpu(lrb::process_env(), mpi.local_rank(), mpi.local_size(), static_cast<int>(visible.size()), mpi.host(),
+                      runs_per_gpu);
     line = "host " + mpi.host() + " local " + std::to_string(b.local.rank) + " of " + std::to_string(b.local.size) + " visible " +
            (cvd ? cvd : "(unset)") + " device " + std::to_string(b.device_index) + " physical " +
            visible.at(static_cast<std::size_t>(b.device_index)) + " reason " + b.reason;
@@ -44,7 +48,7 @@ int main(int argc, char** argv) {
   // Ranks that would drive one GPU: the job refuses to start (gpus_shared_by_ranks).
   const std::vector<std::string> ids = mpi.gather_to_all(id, 256);
   if (mpi.rank() == 0)
-    for (const auto& shared : lrb::shared_gpus(ids)) std::printf("shared %s\n", shared.c_str());
+    for (const auto& shared : lrb::shared_gpus(ids, runs_per_gpu)) std::printf("shared %s\n", shared.c_str());
   std::fflush(stdout);
   return 0;
 }

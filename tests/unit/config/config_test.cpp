@@ -82,6 +82,13 @@ INSTANTIATE_TEST_SUITE_P(
                 "has no value \"nccll\"; did you mean 'nccl'"},
         BadCase{"nccl exchange on the cpu", with("base_seed = 7", "base_seed = 7\nexchange = \"nccl\""), "bad.toml:6:12",
                 "exchange = \"nccl\" sums gradients on CUDA devices, and this sweep runs on device = \"cpu\""},
+        BadCase{"no runs per gpu", with("base_seed = 7", "base_seed = 7\nruns_per_gpu = 0"), "bad.toml:6:16", "must be at least 1, got 0"},
+        BadCase{"runs per gpu past 64", with("base_seed = 7", "base_seed = 7\nruns_per_gpu = 65"), "bad.toml:6:16", "at most 64"},
+        BadCase{"runs per gpu on the cpu", with("base_seed = 7", "base_seed = 7\nruns_per_gpu = 4"), "bad.toml:6:16",
+                "runs_per_gpu shares GPUs between ranks, and this sweep runs on device = \"cpu\""},
+        BadCase{"runs per gpu with a data-parallel run",
+                with("base_seed = 7", "base_seed = 7\ndevice = \"cuda\"\nruns_per_gpu = 4\nranks_per_run = 2"), "bad.toml:7:16",
+                "runs_per_gpu > 1 with ranks_per_run > 1"},
         BadCase{"unknown precision", with("steps = 5", "steps = 5\nprecision = \"fp16\""), "bad.toml:9:13",
                 "has no value \"fp16\""}),
     [](const ::testing::TestParamInfo<BadCase>& i) {

@@ -108,6 +108,34 @@ TEST(GpuBinding, RanksOnOneGpuAreFound) {
   EXPECT_EQ(shared[0], "host a GPU 0000:3b:00.0: ranks 0, 2, 3");
 }
 
+// [sweep] runs_per_gpu = k: up to k ranks a GPU, spread round robin; more is refused, naming
+// the host, the ranks and the devices, as one rank too many is at k = 1.
+TEST(GpuBinding, UpToRunsPerGpuRanksShareEachDevice) {
+  for (int rank = 0; rank < 8; ++rank) {
+    const auto b = bind_gpu(env_of({{"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(rank)}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "8"}}), 0,
+                            1, 2, "node1", 4);
+    EXPECT_EQ(b.device_index, rank % 2);
+    EXPECT_NE(b.reason.find("up to 4 ranks a GPU"), std::string::npos) << b.reason;
+  }
+  // Three ranks at k = 4 on two GPUs: both GPUs used, not all three on the first.
+  EXPECT_EQ(bind_gpu(env_of({{"SLURM_LOCALID", "1"}}), 1, 3, 2, "node1", 4).device_index, 1);
+  const auto msg = user_error([] {
+    bind_gpu(env_of({{"OMPI_COMM_WORLD_LOCAL_RANK", "8"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "9"}}), 0, 1, 2, "node7", 4);
+  });
+  EXPECT_NE(msg.find("9 rank(s) on this node but 2 visible GPU(s)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("at runs_per_gpu = 4"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("start at most 8 rank(s) per node"), std::string::npos) << msg;
+  // The job-wide check: up to k ranks on a GPU pass, k + 1 do not; each rank learns how
+  // many drive its GPU (recorded as gpu.shared_by).
+  const std::vector<std::string> ids = {"a/0", "a/1", "a/0", "b/0", "a/0"};
+  EXPECT_TRUE(shared_gpus(ids, 3).empty());
+  ASSERT_EQ(shared_gpus(ids, 2).size(), 1u);
+  EXPECT_EQ(shared_gpus(ids, 2)[0], "host a GPU 0: ranks 0, 2, 4");
+  EXPECT_EQ(ranks_on_gpu_of(ids, 0), 3);
+  EXPECT_EQ(ranks_on_gpu_of(ids, 1), 1);
+  EXPECT_EQ(ranks_on_gpu_of(ids, 3), 1);
+}
+
 // What a build without the CUDA paths says about them, and what it still does: the
 // determinism settings a GPU run applies are plain LibTorch settings, set and read back here.
 TEST(CudaDevice, ABuildWithoutCudaSaysSoEverywhere) {

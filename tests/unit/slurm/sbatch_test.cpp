@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "suite/config/shard.h"
 #include "suite/core/errors.h"
@@ -287,6 +288,41 @@ TEST(SbatchCommand, DataParallelSweepsGetWholeGroupsOfTasks) {
   EXPECT_EQ(r.code, kExitUsage) << r.output;
   EXPECT_NE(r.output.find("gives 3 task(s), not a multiple of 2"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(t / "bad"));
+}
+
+// --runs-per-gpu k: k tasks share each of the node's GPUs (asked for per node, seen by every
+// task), as the sweep's runs_per_gpu allows; what cannot work is refused before anything is written.
+TEST(SbatchCommand, SharedGpusAskForTheNodesGpusAndKTasksEach) {
+  TempDir t;
+  test::write_text(t / "shared.toml", test::tiny_sweep(30, "device = \"cuda\"\nruns_per_gpu = 4\n"));
+  test::write_text(t / "alone.toml", test::tiny_sweep(30, "device = \"cuda\"\n"));
+  test::write_text(t / "cpu.toml", test::tiny_sweep());
+  const auto slurm = [&](const char* file, const char* out, const std::vector<std::string>& flags) {
+    std::vector<std::string> argv = {test::lrbench(), "slurm", (t / file).string(), "--out", (t / out).string()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    return test::run(argv);
+  };
+  auto r = slurm("shared.toml", "out", {"--runs-per-gpu", "4", "--gpus-per-node", "2"});
+  ASSERT_EQ(r.code, kExitDone) << r.output;
+  std::ifstream in(fs::canonical(t / "out") / "slurm" / "tiny.sbatch");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string s = ss.str();
+  for (const char* line : {"#SBATCH --ntasks-per-node=8\n", "#SBATCH --gres=gpu:2\n", "srun --mpi=pmix --cpus-per-task=1 --gres=gpu:2 "})
+    EXPECT_NE(s.find(line), std::string::npos) << line << "\n" << s;
+  EXPECT_EQ(s.find("--gpus-per-task"), std::string::npos) << s;
+  for (const auto& [file, flags, message] : std::vector<std::tuple<const char*, std::vector<std::string>, std::string>>{
+           {"alone.toml", {"--runs-per-gpu", "4"}, "the sweep's runs_per_gpu is 1"},
+           {"cpu.toml", {"--runs-per-gpu", "2"}, "the sweep runs on device = \"cpu\""},
+           {"shared.toml", {"--runs-per-gpu", "4", "--gpus-per-task", "1"}, "leave out --gpus-per-task"},
+           {"shared.toml", {"--runs-per-gpu", "4", "--ntasks-per-node", "5"}, "--ntasks-per-node 5 is more than --runs-per-gpu 4"},
+           {"shared.toml", {"--runs-per-gpu", "0"}, "--runs-per-gpu"},
+           {"shared.toml", {"--runs-per-gpu", "65"}, "--runs-per-gpu"}}) {
+    r = slurm(file, "bad", flags);
+    EXPECT_EQ(r.code, kExitUsage) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(t / "bad"));
+  }
 }
 
 TEST(SbatchCommand, TheFilesystemRootIsNoResultsFolder) {
