@@ -509,6 +509,36 @@ std::optional<double> SizeMatch::target_on(const std::string& task) const {
   return it == to_by_task.end() ? std::nullopt : std::optional<double>(it->second);
 }
 
+namespace {
+
+// The sweep's [[claim]]s, each made to select only this sweep's runs.
+void parse_sweep_claims(const toml::table& root, const std::string& file, SweepSpec& spec) {
+  if (spec.sweep.sequential && !root.get("claim"))
+    throw UserError(spec.sweep.sequential_at, "in [sweep], a sequential design draws more seeds only while a claim is open, "
+                                              "and this sweep states no [[claim]]: add the claims it tests, or give seeds as a "
+                                              "count (seeds = 5)");
+  if (const auto* claims = root.get("claim")) {
+    tables_of(*claims, "claim", file);  // the same message for [claim] as for [task]
+    spec.claims = parse_claims(*claims->as_array(), file);
+    for (const auto& c : spec.claims)
+      if (c.kind == ClaimKind::Variance && spec.sweep.sequential)
+        throw UserError(c.where, "[[claim]] '" + c.name + "' (variance) reads a complete crossing of streams, and a sequential "
+                                 "design draws seeds while claims are open: state it in a sweep with seeds as a count and [sweep] vary");
+    // A claim is about this sweep's runs: results of another sweep in the same report
+    // (another base seed, device or measurement) must not count as its cells.
+    for (auto& c : spec.claims)
+      for (CellSelector* side : {&c.a, &c.b}) {
+        if (side->match.empty()) continue;
+        side->match.emplace_back("base_seed", spec.sweep.base_seed);
+        side->match.emplace_back("device", spec.sweep.device);
+        if (spec.sweep.ranks_per_run > 1) side->match.emplace_back("ranks_per_run", spec.sweep.ranks_per_run);
+        if (spec.measure) side->match.emplace_back("measure", spec.measure->to_json());
+      }
+  }
+}
+
+}  // namespace
+
 SweepSpec parse_sweep(std::string_view text, const std::string& file) {
   SweepSpec spec;
   spec.file = file;
@@ -566,28 +596,7 @@ SweepSpec parse_sweep(std::string_view text, const std::string& file) {
   }
   check_run_length(spec);
   check_size_match_tasks(spec);
-  if (spec.sweep.sequential && !root.get("claim"))
-    throw UserError(spec.sweep.sequential_at, "in [sweep], a sequential design draws more seeds only while a claim is open, "
-                                              "and this sweep states no [[claim]]: add the claims it tests, or give seeds as a "
-                                              "count (seeds = 5)");
-  if (const auto* claims = root.get("claim")) {
-    tables_of(*claims, "claim", file);  // the same message for [claim] as for [task]
-    spec.claims = parse_claims(*claims->as_array(), file);
-    for (const auto& c : spec.claims)
-      if (c.kind == ClaimKind::Variance && spec.sweep.sequential)
-        throw UserError(c.where, "[[claim]] '" + c.name + "' (variance) reads a complete crossing of streams, and a sequential "
-                                 "design draws seeds while claims are open: state it in a sweep with seeds as a count and [sweep] vary");
-    // A claim is about this sweep's runs: results of another sweep in the same report
-    // (another base seed, device or measurement) must not count as its cells.
-    for (auto& c : spec.claims)
-      for (CellSelector* side : {&c.a, &c.b}) {
-        if (side->match.empty()) continue;
-        side->match.emplace_back("base_seed", spec.sweep.base_seed);
-        side->match.emplace_back("device", spec.sweep.device);
-        if (spec.sweep.ranks_per_run > 1) side->match.emplace_back("ranks_per_run", spec.sweep.ranks_per_run);
-        if (spec.measure) side->match.emplace_back("measure", spec.measure->to_json());
-      }
-  }
+  parse_sweep_claims(root, file, spec);
   return spec;
 }
 

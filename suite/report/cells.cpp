@@ -49,6 +49,8 @@ nlohmann::json Cell::setting() const {
   return s;
 }
 
+std::string Cell::setting_shown() const { return setting_label().empty() ? "-" : setting_label(); }
+
 std::string Cell::setting_label() const {
   const std::string m = label_of(model_options);
   if (condition_label.empty()) return m;

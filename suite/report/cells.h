@@ -94,6 +94,7 @@ struct Cell {
 
   nlohmann::json setting() const;     // condition and model options together (the JSON "setting")
   std::string setting_label() const;  // "seq_len=256 attention=linear"
+  std::string setting_shown() const;  // setting_label(), or "-" where nothing varies (a table's cell)
 };
 
 // Cells of every task, ordered by task, condition, entrant. `metric`: "" = each task's

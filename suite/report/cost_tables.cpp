@@ -22,8 +22,6 @@ const EfficiencyMetric& cost_metric(const std::string& figure) {
   return *it;
 }
 
-std::string setting_of(const Cell& c) { return c.setting_label().empty() ? "-" : c.setting_label(); }
-
 TableCell cost_interval(const EfficiencyMetric& m, const AxisSummary& s) {
   if (s.budget) return number(*s.mean, "budget");
   if (s.exact) return number(*s.mean, "exact");
@@ -53,7 +51,7 @@ void domination_cells(const Analysis& a, const FrontPoint& p, std::vector<TableC
 
 std::vector<TableCell> front_row(const Analysis& a, const EfficiencyMetric& m, const FrontPoint& p) {
   const Cell& c = a.cells[p.cell].cell;
-  std::vector<TableCell> row = {text(c.entrant), text(setting_of(c))};
+  std::vector<TableCell> row = {text(c.entrant), text(c.setting_shown())};
   row.push_back(p.metric.mean ? number(*p.metric.mean, format_value(*p.metric.mean)) : text("no result"));
   row.back().alert = !p.metric.mean;
   row.push_back(interval(p.metric.ci, p.metric.n));
@@ -154,7 +152,7 @@ std::optional<Table> target_table(const Analysis& a, const std::string& task) {
   for (const auto& t : a.targets) {
     const Cell& c = a.cells[t.cell].cell;
     if (c.task != task) continue;
-    tab.rows.push_back({text(c.entrant), text(setting_of(c)), text(target_text(c)), count(t.runs), share_cell(t), wilson_cell(t),
+    tab.rows.push_back({text(c.entrant), text(c.setting_shown()), text(target_text(c)), count(t.runs), share_cell(t), wilson_cell(t),
                         median_cell(t, "steps"), median_cell(t, "flops"), median_cell(t, "seconds"),
                         count(t.failed, true), count(t.stopped, true)});
     tab.row_keys.push_back(cell_key(t.cell));

@@ -50,13 +50,9 @@ Factors factors_of(const std::vector<std::int64_t>& replicates) {
 // "2 x 3": the levels of a term's factors.
 std::string term_levels(const CrossedDesign& v, const stats::VarianceTerm& t) {
   std::string levels;
-  for (const auto& f : t.factors)
-    levels += (levels.empty() ? "" : " x ") +
-              std::to_string(v.levels[static_cast<std::size_t>(std::find(v.factors.begin(), v.factors.end(), f) - v.factors.begin())]);
+  for (const auto& f : t.factors) levels += (levels.empty() ? "" : " x ") + std::to_string(v.components->levels_of(f));
   return levels;
 }
-
-std::string setting_of(const Cell& c) { return c.setting_label().empty() ? "-" : c.setting_label(); }
 
 }  // namespace
 
@@ -165,7 +161,7 @@ std::vector<std::string> left_out_notes(const Analysis& a, const std::vector<std
     notes.push_back(fmt::format("{} {}: its runs held the {} stream at one index, which carries {:.0f} % of {}'s variance of {} where a "
                                 "crossed study varied it ({}): the comparisons that read it leave that source out of their "
                                 "intervals (vary it too: [sweep] vary)",
-                                c.entrant, setting_of(c), l.stream, 100 * l.share, c.model, display_metric(c.metric),
+                                c.entrant, c.setting_shown(), l.stream, 100 * l.share, c.model, display_metric(c.metric),
                                 study.entrant + (study.setting_label().empty() ? "" : " " + study.setting_label())));
   }
   return notes;
@@ -205,7 +201,7 @@ std::optional<Table> variance_table(const Analysis& a, const std::string& task) 
     const Cell& c = a.cells[v.cell].cell;
     if (c.task != task) continue;
     if (!v.components) {
-      tab.rows.push_back({text(c.entrant), text(setting_of(c)), text(join(v.factors, " x ")), text("–"), text("–"), text("–"),
+      tab.rows.push_back({text(c.entrant), text(c.setting_shown()), text(join(v.factors, " x ")), text("–"), text("–"), text("–"),
                           text("–"), text("–"), text(v.why_not)});
       tab.row_keys.push_back(cell_key(v.cell));
       continue;
@@ -215,7 +211,7 @@ std::optional<Table> variance_table(const Analysis& a, const std::string& task) 
       const std::string levels = term_levels(v, t);
       TableCell ci = t.interval ? number(t.interval->first, "[" + format_value(t.interval->first) + ", " + format_value(t.interval->second) + "]")
                                 : text("–");
-      tab.rows.push_back({text(c.entrant), text(setting_of(c)), text(residual ? "residual (" + join(t.factors, ":") + ")" : join(t.factors, ":")),
+      tab.rows.push_back({text(c.entrant), text(c.setting_shown()), text(residual ? "residual (" + join(t.factors, ":") + ")" : join(t.factors, ":")),
                           text(levels), count(static_cast<std::size_t>(t.df)), number(t.component, format_value(t.component)),
                           number(std::sqrt(std::max(0.0, t.component)), format_value(std::sqrt(std::max(0.0, t.component)))), ci,
                           number(t.share, fmt::format("{:.0f} %", 100 * t.share))});

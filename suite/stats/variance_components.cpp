@@ -121,6 +121,12 @@ VarianceComponents crossed_variance_components(const std::vector<std::string>& f
   return out;
 }
 
+std::int64_t VarianceComponents::levels_of(const std::string& factor) const {
+  const auto it = std::find(factors.begin(), factors.end(), factor);
+  LRB_CHECK(it != factors.end() && levels.size() == factors.size(), "a factor of the design");
+  return levels[static_cast<std::size_t>(it - factors.begin())];
+}
+
 double variance_of_mean(const VarianceComponents& v, const std::vector<std::int64_t>& levels) {
   LRB_CHECK(levels.size() == v.factors.size(), "a level count per factor");
   double var = 0;

@@ -33,6 +33,7 @@ struct VarianceComponents {
   std::vector<VarianceTerm> terms;  // by the number of factors, then the factors' order; the residual last
   double total = 0;                 // the variance of one value: the sum of the non-negative components
   double confidence = 0.95;
+  std::int64_t levels_of(const std::string& factor) const;  // a factor of `factors` (else a broken invariant)
 };
 
 // `values` holds one value per combination of levels, the last factor fastest. Each factor

@@ -76,7 +76,11 @@ VarianceRatio variance_ratio(const VarianceComponents& v, const std::vector<std:
   out.confidence = confidence;
   const double num = std::max(0.0, combine(cn, ms)), den = combine(cd, ms);
   if (!(den > 0)) return out;
-  out.estimate = num / den;
+  // A study varying a subset of another's factors sees at most its variance: the ratio and its
+  // interval are held to [0, 1] there (the unclipped pivots may pass 1; clipping keeps coverage).
+  const Mask of = mask_of(v, numerator), against = mask_of(v, denominator);
+  const double most = (of & ~against) == 0 ? 1.0 : std::numeric_limits<double>::infinity();
+  out.estimate = std::min(most, num / den);
   std::mt19937_64 rng(seed);
   std::vector<std::gamma_distribution<double>> chi;  // χ²_df = Gamma(df / 2, 2)
   for (const auto& t : v.terms) chi.emplace_back(static_cast<double>(t.df) / 2, 2.0);
@@ -90,7 +94,7 @@ VarianceRatio variance_ratio(const VarianceComponents& v, const std::vector<std:
   }
   std::sort(ratios.begin(), ratios.end());
   const double alpha = 1 - confidence;
-  out.interval = std::make_pair(quantile_sorted(ratios, alpha / 2), quantile_sorted(ratios, 1 - alpha / 2));
+  out.interval = std::make_pair(std::min(most, quantile_sorted(ratios, alpha / 2)), std::min(most, quantile_sorted(ratios, 1 - alpha / 2)));
   out.draws = draws;
   return out;
 }

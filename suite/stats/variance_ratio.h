@@ -8,7 +8,8 @@
 // Interval: the generalized confidence interval (Weerahandi 1993; Burdick, Borror &
 // Montgomery 2005, ch. 5): each mean square's generalized pivot df·ms / χ²_df, independent
 // across terms of a balanced design, carried through the same combination; the percentiles
-// of the ratio of the pivots. Coverage by simulation: tests/unit/stats/variance_ratio_test.cpp.
+// of the ratio of the pivots. Where S1 ⊆ S2 the ratio is at most 1, and the estimate and the
+// interval are held there. Coverage by simulation: tests/unit/stats/stats_variance_ratio_test.cpp.
 #include <cstdint>
 #include <optional>
 #include <string>

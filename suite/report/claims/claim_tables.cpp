@@ -89,7 +89,7 @@ Table claims_table(const Analysis& a) {
     tab.notes.push_back("variance: V(S), the variance a study varying only the streams S would see (the sum of the crossed "
                         "design's components over the terms that involve them), over V of the streams 'against' (all: every "
                         "stream the cell varies), on A's values or A − B paired on the stream tuple; generalized interval of the "
-                        "ratio (each mean square's pivot df·MS / χ²; coverage checked by simulation, docs/statistics.md); n: values");
+                        "ratio (each mean square's pivot df·MS / χ²; coverage checked by simulation, docs/claims-and-studies.md; at most 1 where the streams of 'of' are among those of 'against'); n: values");
   tab.notes.push_back("supported: the interval lies wholly in the claimed region; refuted: wholly outside it; inconclusive: it "
                       "straddles the edge; not tested: a cell has no value; not yet judged: a running study's claim no look has "
                       "tested yet; (↑) higher is better, (↓) lower is better");
