@@ -56,11 +56,11 @@
 #include <limits>
 #include <map>
 
-#include "suite/nn/attention/pooling.h"
-#include "suite/nn/dropout.h"
-#include "suite/nn/input_stem.h"
-#include "suite/nn/layer_norm.h"
 #include "suite/contracts/model.h"
+#include "suite/nn/attention/pooling.h"
+#include "suite/nn/cpu/dropout.h"
+#include "suite/nn/cpu/layer_norm.h"
+#include "suite/nn/input_stem.h"
 
 namespace lrb {
 namespace {

@@ -59,13 +59,13 @@
 #include <map>
 
 #include "baselines/sret/sliced_attention.h"
-#include "suite/nn/dropout.h"
+#include "suite/contracts/model.h"
+#include "suite/nn/cpu/dropout.h"
+#include "suite/nn/cpu/layer_norm.h"
 #include "suite/nn/input_stem.h"
-#include "suite/nn/layer_norm.h"
 #include "suite/nn/merge_rate.h"
 #include "suite/nn/token_merging.h"
 #include "suite/registry/registry.h"
-#include "suite/contracts/model.h"
 
 namespace lrb {
 namespace {

@@ -10,6 +10,7 @@
 #include "suite/cli/command.h"
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
+#include "suite/core/simd_level.h"
 #include "suite/core/stop_flag.h"
 #include "suite/core/version.h"
 
@@ -33,6 +34,7 @@ int cli_main(int argc, char** argv) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     if (sub->get_name() != "run" && sub->get_name() != "ab") sub->preparse_callback([](std::size_t) { release_stop_handlers(); });
   try {
+    select_simd_level();  // a bad LRB_SIMD_LEVEL stops every command here, exit 2
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitDone : kExitUsage;

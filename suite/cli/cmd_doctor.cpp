@@ -18,14 +18,15 @@
 #include "suite/core/errors.h"
 #include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
+#include "suite/core/simd_level.h"
 #include "suite/core/version.h"
 #include "suite/hdf5/h5.h"
 #include "suite/mpi/mpi_session.h"
 #include "suite/mpi/nccl_run_group.h"
 #include "suite/run/matmul_peak.h"
-#include "suite/runtime/precision.h"
 #include "suite/runtime/cuda_device.h"
 #include "suite/runtime/gpu_binding.h"
+#include "suite/runtime/precision.h"
 
 namespace lrb {
 namespace {
@@ -115,6 +116,7 @@ int doctor() {
   fmt::print("LibTorch     {}\n", TORCH_VERSION);
   warnings += print_blas();
   fmt::print("CPU          {}\n", cpu_info().text());
+  fmt::print("SIMD level   {} (LRB_SIMD_LEVEL; this CPU: {})\n", simd_level_name(simd_level()), simd_level_name(cpu_simd_level()));
   fmt::print("threads      intra-op {} (default; lrbench sets it per rank), inter-op {}, cores available {} ({} physical: "
              "`lrbench run --ranks auto` starts up to that many ranks)\n",
              at::get_num_threads(), at::get_num_interop_threads(), available_cores(), available_physical_cores());

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "suite/contracts/options.h"
-#include "suite/nn/dropout.h"
-#include "suite/nn/layer_norm.h"
+#include "suite/nn/cpu/dropout.h"
+#include "suite/nn/cpu/layer_norm.h"
 
 namespace lrb {
 

@@ -15,7 +15,7 @@
 
 #include "suite/contracts/options.h"
 #include "suite/contracts/task_info.h"
-#include "suite/nn/layer_norm.h"
+#include "suite/nn/cpu/layer_norm.h"
 
 namespace lrb {
 

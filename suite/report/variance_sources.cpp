@@ -111,6 +111,10 @@ std::optional<VarianceSources> variance_sources(const Cell& cell, std::size_t in
   return out;
 }
 
+bool factor_holds_stream(const std::string& factor, const std::string& stream) {
+  return ("+" + factor + "+").find("+" + stream + "+") != std::string::npos;
+}
+
 std::vector<LeftOutSource> sources_left_out(const Analysis& a) {
   // Per (task, model) and stream, the largest share a crossed study found for it.
   std::map<std::pair<std::string, std::string>, std::map<std::string, std::pair<double, std::size_t>>> found;
@@ -123,7 +127,7 @@ std::vector<LeftOutSource> sources_left_out(const Analysis& a) {
       for (const auto& t : v.components->terms) {
         if (t.factors.size() == v.factors.size()) continue;  // the residual
         for (const auto& f : t.factors)
-          if (("+" + f + "+").find("+" + std::string(s.name) + "+") != std::string::npos) {
+          if (factor_holds_stream(f, std::string(s.name))) {
             share += t.share;
             break;
           }

@@ -27,6 +27,10 @@ struct CrossedDesign {
   std::optional<stats::VarianceComponents> components;
   std::string why_not;  // the values do not cross the factors completely, once each
 };
+// Whether a design's factor holds a stream: "data+dropout" (streams varied together) holds
+// dropout.
+bool factor_holds_stream(const std::string& factor, const std::string& stream);
+
 // Nothing when fewer than two factors vary (plain seeds: every stream moves with the seed).
 std::optional<CrossedDesign> crossed_design(const std::vector<std::int64_t>& replicates, const std::vector<double>& values,
                                             double confidence);

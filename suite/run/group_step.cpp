@@ -9,7 +9,7 @@
 #include "suite/core/seeds.h"
 #include "suite/core/stop_flag.h"
 #include "suite/mpi/run_group.h"
-#include "suite/run/fused_adamw.h"
+#include "suite/nn/cpu/fused_adamw.h"
 #include "suite/run/gradient_exchange.h"
 #include "suite/runtime/counting_allocator.h"
 #include "suite/runtime/torch_compat_optim.h"

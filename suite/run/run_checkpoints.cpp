@@ -9,8 +9,8 @@
 #include <cstdio>
 
 #include "suite/core/seeds.h"
+#include "suite/nn/cpu/fused_adamw.h"
 #include "suite/run/checkpoint.h"
-#include "suite/run/fused_adamw.h"
 #include "suite/runtime/counting_allocator.h"
 #include "suite/runtime/device_memory.h"
 #include "suite/store/results_folder.h"

@@ -9,6 +9,7 @@
 #include "suite/core/cache_folder.h"
 #include "suite/core/cpu_info.h"
 #include "suite/core/environment.h"
+#include "suite/core/simd_level.h"
 #include "suite/core/version.h"
 #include "suite/hdf5/h5.h"
 #include "suite/run/matmul_peak.h"
@@ -50,6 +51,8 @@ nlohmann::json job_provenance(const MpiSession& mpi, const SweepSpec& spec, int 
   j["cpu"] = cpu_info().to_json();
   j["cpu"]["cores_available"] = available_cores();
   j["cpu"]["physical_cores_available"] = available_physical_cores();
+  // The CPU fast paths' level (suite/core/simd_level.h): FMA copies round differently.
+  j["cpu"]["simd_level"] = simd_level_name(simd_level());
   j["heap_pages"] = heap_pages();  // huge pages or not: a few % of a step
   if (!shard.whole()) j["shard"] = shard.text();
   // Which GPUs this rank could see (Slurm's --gpus-per-task binding sets it per task).

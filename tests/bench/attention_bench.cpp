@@ -31,7 +31,7 @@
 #include "suite/nn/attention/sliding_window.h"
 #include "suite/nn/attention/softmax.h"
 #include "suite/nn/attention/tala.h"
-#include "suite/nn/attention/tala_band.h"
+#include "suite/nn/cpu/tala_band.h"
 #include "suite/runtime/counting_allocator.h"
 
 namespace lrb {

@@ -30,20 +30,24 @@
 //       models' widths (B = 32: 196 tokens of 32, 49 of 64, 16 of 128, 4 of 256), lrb::layer_norm
 //       (layer_norm.h) against at::layer_norm; range(1) = 1 adds the backward.
 //
+//   attention/softmax_sdpa (LibTorch 2.x only) — at::scaled_dot_product_attention at the same shape.
+//
 //   ./build/tests/lrb_bench --benchmark_filter='products|maelre|optimizer|attention/softmax_|dropout|norm/'
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <benchmark/benchmark.h>
+#include <torch/version.h>
 #include <torch/nn/modules/conv.h>
 
 #include <cmath>
 
-#include "suite/nn/attention/small_head_softmax.h"
+#include "suite/core/simd_level.h"
 #include "suite/nn/batched_matmul.h"
-#include "suite/nn/dropout.h"
-#include "suite/nn/layer_norm.h"
-#include "suite/nn/philox_blocks.h"
-#include "suite/run/fused_adamw.h"
+#include "suite/nn/cpu/dropout.h"
+#include "suite/nn/cpu/fused_adamw.h"
+#include "suite/nn/cpu/layer_norm.h"
+#include "suite/nn/cpu/philox_blocks.h"
+#include "suite/nn/cpu/small_head_softmax.h"
 #include "workloads/maelre/token_reduction.h"
 
 namespace lrb {
@@ -142,8 +146,12 @@ void AdamWStep(benchmark::State& state) {
   state.counters["parameters"] = static_cast<double>(count);
 }
 
-// Forward + backward of softmax(q k^T / sqrt(d)) v; range(0) is the head size.
-template <bool Fused>
+// Forward + backward of softmax(q k^T / sqrt(d)) v; range(0) is the head size. Through the
+// fused small-head kernel, LibTorch's products and softmax, or (LibTorch 2.x) LibTorch's own
+// fused attention, at::scaled_dot_product_attention: the path the fused kernel must beat on
+// Debian 13 to keep its place (suite/nn/cpu/README.md).
+enum class AttentionPath { fused, libtorch, sdpa };
+template <AttentionPath Path>
 void SmallHeadAttention(benchmark::State& state) {
   at::set_num_threads(1);
   at::manual_seed(0);
@@ -151,13 +159,19 @@ void SmallHeadAttention(benchmark::State& state) {
   const at::Tensor q = at::randn({32, 4, 197, d}).requires_grad_(true), k = at::randn({32, 4, 197, d}).requires_grad_(true),
                    v = at::randn({32, 4, 197, d}).requires_grad_(true), grad = at::randn({32, 4, 197, d});
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  if (Fused && !fused_softmax_applies(q, k, v)) {
+  if (Path == AttentionPath::fused && !fused_softmax_applies(q, k, v)) {
     state.SkipWithError("the fused kernel takes heads of 8 only");
     return;
   }
+  const auto attend = [&] {
+    if (Path == AttentionPath::fused) return fused_softmax_attention(q, k, v, {}, scale, {});
+#if TORCH_VERSION_MAJOR >= 2
+    if (Path == AttentionPath::sdpa) return at::scaled_dot_product_attention(q, k, v);
+#endif
+    return at::matmul(at::softmax(at::matmul(q * scale, k.transpose(-2, -1)), -1), v);
+  };
   for (auto _ : state) {
-    const at::Tensor out = Fused ? fused_softmax_attention(q, k, v, {}, scale, {})
-                                 : at::matmul(at::softmax(at::matmul(q * scale, k.transpose(-2, -1)), -1), v);
+    const at::Tensor out = attend();
     out.backward(grad);
     benchmark::DoNotOptimize(q.grad().data_ptr());
   }
@@ -173,20 +187,22 @@ void DropoutStep(benchmark::State& state) {
   at::set_num_threads(1);
   at::manual_seed(0);
   const at::Tensor x = at::randn({32, 197, 32}).requires_grad_(true), grad = at::randn({32, 197, 32});
-  const bool previous = philox_blocks_use_baseline_code(Code == DropoutCode::philox_one_block);
+  const ScopedSimdLevel level(Code == DropoutCode::philox_one_block ? SimdLevel::baseline : cpu_simd_level());
   for (auto _ : state) {
     const at::Tensor y = Code == DropoutCode::libtorch ? at::dropout(x, 0.1, true) : lrb::dropout(x, 0.1, true);
     y.backward(grad);
     benchmark::DoNotOptimize(x.grad().data_ptr());
   }
-  philox_blocks_use_baseline_code(previous);
 }
 
 BENCHMARK(DropoutStep<DropoutCode::philox>)->Name("dropout/philox")->Unit(benchmark::kMillisecond);
 BENCHMARK(DropoutStep<DropoutCode::philox_one_block>)->Name("dropout/philox_one_block")->Unit(benchmark::kMillisecond);
 BENCHMARK(DropoutStep<DropoutCode::libtorch>)->Name("dropout/libtorch")->Unit(benchmark::kMillisecond);
-BENCHMARK(SmallHeadAttention<true>)->Name("attention/softmax_fused")->Arg(8)->Unit(benchmark::kMillisecond);
-BENCHMARK(SmallHeadAttention<false>)->Name("attention/softmax_libtorch")->Arg(8)->Arg(16)->Arg(32)->Unit(benchmark::kMillisecond);
+BENCHMARK(SmallHeadAttention<AttentionPath::fused>)->Name("attention/softmax_fused")->Arg(8)->Unit(benchmark::kMillisecond);
+BENCHMARK(SmallHeadAttention<AttentionPath::libtorch>)->Name("attention/softmax_libtorch")->Arg(8)->Arg(16)->Arg(32)->Unit(benchmark::kMillisecond);
+#if TORCH_VERSION_MAJOR >= 2
+BENCHMARK(SmallHeadAttention<AttentionPath::sdpa>)->Name("attention/softmax_sdpa")->Arg(8)->Unit(benchmark::kMillisecond);
+#endif
 BENCHMARK(AdamWStep<true>)->Name("optimizer/adamw_fused")->Unit(benchmark::kMillisecond);
 BENCHMARK(AdamWStep<false>)->Name("optimizer/adamw_libtorch")->Unit(benchmark::kMillisecond);
 BENCHMARK(Product<true>)->Name("products/batched_matmul")->DenseRange(0, 5)->Unit(benchmark::kMillisecond);

@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "suite/nn/attention/small_head_softmax.h"
+#include "suite/nn/cpu/small_head_softmax.h"
+#include "tests/support/simd_levels.h"
 
 namespace lrb::test {
 
@@ -77,23 +78,6 @@ inline std::vector<at::Tensor> run_on_path(const std::function<bool(bool)>& use_
   std::vector<at::Tensor> result{out.detach().to(at::kDouble)};
   for (const at::Tensor& x : leaves) result.push_back(x.grad().to(at::kDouble));
   return result;
-}
-
-// Runs body(name) once under each compilation of the fused CPU kernels: the widest this
-// processor runs (AVX-512 where it has it), AVX2, the baseline. The settings are restored.
-inline void for_each_fused_code(const std::function<void(const char*)>& body) {
-  struct Code {
-    const char* name;
-    bool avx512, baseline;
-  };
-  for (const Code& c : {Code{"this CPU's widest code", true, false}, Code{"AVX2 code", false, false},
-                        Code{"baseline code", false, true}}) {
-    const bool avx512_before = fused_softmax_allow_avx512(c.avx512);
-    const bool baseline_before = fused_softmax_use_baseline_code(c.baseline);
-    body(c.name);
-    fused_softmax_use_baseline_code(baseline_before);
-    fused_softmax_allow_avx512(avx512_before);
-  }
 }
 
 // Dense attention over an explicit pattern in whatever dtype the inputs have: allowed is a

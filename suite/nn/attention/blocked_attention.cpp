@@ -8,9 +8,9 @@
 #include <limits>
 
 #include "suite/core/errors.h"
-#include "suite/nn/attention/blocked_small_head.h"
-#include "suite/nn/attention/softmax_rows.h"
 #include "suite/nn/batched_matmul.h"
+#include "suite/nn/cpu/blocked_small_head.h"
+#include "suite/nn/cpu/softmax_rows.h"
 
 namespace lrb {
 namespace {

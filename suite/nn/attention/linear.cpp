@@ -7,8 +7,8 @@
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
-#include "suite/nn/attention/linear_fused.h"
 #include "suite/nn/batched_matmul.h"
+#include "suite/nn/cpu/linear_fused.h"
 
 namespace lrb {
 namespace {

@@ -12,8 +12,8 @@
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/batched_matmul.h"
+#include "suite/nn/cpu/layer_norm.h"
 #include "suite/nn/fp32_cpu_conv.h"
-#include "suite/nn/layer_norm.h"
 
 namespace lrb {
 namespace {

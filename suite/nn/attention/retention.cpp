@@ -9,8 +9,8 @@
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
-#include "suite/nn/attention/retention_chunks.h"
 #include "suite/nn/batched_matmul.h"
+#include "suite/nn/cpu/retention_chunks.h"
 
 namespace lrb {
 namespace {

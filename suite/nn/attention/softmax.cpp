@@ -5,11 +5,11 @@
 #include <limits>
 
 #include "suite/core/errors.h"
-#include "suite/nn/batched_matmul.h"
 #include "suite/nn/attention/blocked_attention.h"
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
-#include "suite/nn/attention/small_head_softmax.h"
+#include "suite/nn/batched_matmul.h"
+#include "suite/nn/cpu/small_head_softmax.h"
 
 namespace lrb {
 namespace {

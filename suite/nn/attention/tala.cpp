@@ -11,8 +11,8 @@
 #include "suite/nn/attention/common.h"
 #include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/attention/retention.h"
-#include "suite/nn/attention/tala_band.h"
 #include "suite/nn/batched_matmul.h"
+#include "suite/nn/cpu/tala_band.h"
 
 namespace lrb {
 namespace {

@@ -48,6 +48,24 @@ stats::SeedValues by_seed(const SideRuns& s) {
   return v;
 }
 
+bool paired_sides(ClaimResult& r, const std::vector<RunRecord>& runs, const char* unit) {
+  const SideRuns a = collect(r.claim.a, r.claim.metric, runs, "");
+  const SideRuns b = collect(r.claim.b, r.claim.metric, runs, "");
+  const bool miss_a = side_missing(r, r.claim.a, a, "A", r.claim.a.expected_runs);
+  const bool miss_b = side_missing(r, r.claim.b, b, "B", r.claim.b.expected_runs);
+  if (miss_a || miss_b) return false;
+  const stats::SeedValues va = by_seed(a), vb = by_seed(b);
+  const stats::SeedPairing p = stats::pair_by_seed(va, vb);
+  if (!p.only_a.empty() || !p.only_b.empty())
+    r.notes.push_back(fmt::format("{} on one side only (not used): {} A, {} B", unit, p.only_a.size(), p.only_b.size()));
+  r.seeds = p.seeds;
+  for (auto seed : p.seeds) {
+    r.a_values.push_back(va.at(seed));
+    r.b_values.push_back(vb.at(seed));
+  }
+  return true;
+}
+
 bool side_missing(ClaimResult& r, const CellSelector& sel, const SideRuns& s, const char* name, std::size_t expected) {
   const std::string who = std::string(name) + " (" + sel.label + ")";
   for (const auto& p : s.problems) r.notes.push_back(who + ": " + p);

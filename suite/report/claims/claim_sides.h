@@ -34,6 +34,10 @@ stats::SeedValues by_seed(const SideRuns& s);
 // Not tested when a side has no value; notes for runs without one and runs not found
 // (`expected` runs of the side were to be there).
 bool side_missing(ClaimResult& r, const CellSelector& sel, const SideRuns& s, const char* name, std::size_t expected);
+// A's and B's values of the claim's metric paired by seed (by stream tuple for a crossed
+// study: `unit` names which) into r.seeds, r.a_values and r.b_values, with a note on those
+// only one side ran. False where a side is missing (side_missing's notes say why).
+bool paired_sides(ClaimResult& r, const std::vector<RunRecord>& runs, const char* unit);
 
 // Figures that are exact counts on CPU (the same on every seed): one run gives the figure.
 bool exact_figure(const std::string& metric, const std::vector<RunRecord>& runs, const CellSelector& a, const CellSelector& b);

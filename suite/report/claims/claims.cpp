@@ -40,22 +40,9 @@ namespace {
 using namespace claim_sides;
 
 void evaluate_ratio(ClaimResult& r, const std::vector<RunRecord>& runs, const ClaimSettings& s) {
-  const SideRuns a = collect(r.claim.a, r.claim.metric, runs, "");
-  const SideRuns b = collect(r.claim.b, r.claim.metric, runs, "");
-  const bool miss_a = side_missing(r, r.claim.a, a, "A", r.claim.a.expected_runs), miss_b = side_missing(r, r.claim.b, b, "B", r.claim.b.expected_runs);
-  if (miss_a || miss_b) return;
-  const stats::SeedPairing pairing = stats::pair_by_seed(by_seed(a), by_seed(b));
-  const stats::SeedValues va = by_seed(a), vb = by_seed(b);
-  std::vector<double> xa, xb;
-  for (auto seed : pairing.seeds) {
-    xa.push_back(va.at(seed));
-    xb.push_back(vb.at(seed));
-  }
-  if (!pairing.only_a.empty() || !pairing.only_b.empty())
-    r.notes.push_back(fmt::format("seeds on one side only (not used): {} A, {} B", pairing.only_a.size(), pairing.only_b.size()));
-  r.seeds = pairing.seeds;
-  r.a_values = xa;
-  r.b_values = xb;
+  if (!paired_sides(r, runs, "seeds")) return;
+  const std::vector<double>& xa = r.a_values;
+  const std::vector<double>& xb = r.b_values;
   r.n = xa.size();
   r.confidence = s.bootstrap.confidence;
   if (r.n == 0) {
@@ -103,7 +90,7 @@ std::vector<std::string> factors_holding(const CrossedDesign& d, const std::vect
   std::vector<std::string> out;
   for (const auto& f : d.factors)
     for (const auto& s : streams)
-      if (("+" + f + "+").find("+" + s + "+") != std::string::npos) {
+      if (factor_holds_stream(f, s)) {
         out.push_back(f);
         break;
       }
@@ -113,22 +100,14 @@ std::vector<std::string> factors_holding(const CrossedDesign& d, const std::vect
 // The values a variance claim reads by replicate: A's, or A − B on the replicates both ran.
 std::optional<stats::SeedValues> variance_values(ClaimResult& r, const std::vector<RunRecord>& runs) {
   const ClaimSpec& c = r.claim;
-  const SideRuns a = collect(c.a, c.metric, runs, "");
-  const bool miss_a = side_missing(r, c.a, a, "A", c.a.expected_runs);
-  if (c.b.match.empty()) return miss_a ? std::nullopt : std::optional<stats::SeedValues>(by_seed(a));
-  const SideRuns b = collect(c.b, c.metric, runs, "");
-  const bool miss_b = side_missing(r, c.b, b, "B", c.b.expected_runs);
-  if (miss_a || miss_b) return std::nullopt;
-  const stats::SeedValues va = by_seed(a), vb = by_seed(b);
-  const stats::SeedPairing pairing = stats::pair_by_seed(va, vb);
-  if (!pairing.only_a.empty() || !pairing.only_b.empty())
-    r.notes.push_back(fmt::format("stream tuples on one side only (not used): {} A, {} B", pairing.only_a.size(), pairing.only_b.size()));
-  stats::SeedValues d;
-  for (auto t : pairing.seeds) {
-    d.emplace(t, va.at(t) - vb.at(t));
-    r.a_values.push_back(va.at(t));
-    r.b_values.push_back(vb.at(t));
+  if (c.b.match.empty()) {
+    const SideRuns a = collect(c.a, c.metric, runs, "");
+    if (side_missing(r, c.a, a, "A", c.a.expected_runs)) return std::nullopt;
+    return by_seed(a);
   }
+  if (!paired_sides(r, runs, "stream tuples")) return std::nullopt;
+  stats::SeedValues d;
+  for (std::size_t i = 0; i < r.seeds.size(); ++i) d.emplace(r.seeds[i], r.a_values[i] - r.b_values[i]);
   return d;
 }
 
@@ -225,28 +204,18 @@ void evaluate_scaling(ClaimResult& r, const std::vector<RunRecord>& runs, const 
 // threshold into `shifted`, and the raw test. True when the claim joins the Holm family
 // (it has a p-value); otherwise its verdict is set here.
 bool evaluate_paired(ClaimResult& r, const std::vector<RunRecord>& runs, std::vector<double>& shifted) {
-  const SideRuns a = collect(r.claim.a, r.claim.metric, runs, "");
-  const SideRuns b = collect(r.claim.b, r.claim.metric, runs, "");
-  const bool miss_a = side_missing(r, r.claim.a, a, "A", r.claim.a.expected_runs), miss_b = side_missing(r, r.claim.b, b, "B", r.claim.b.expected_runs);
   r.threshold = paired_threshold(r.claim, r.higher_is_better);
-  if (miss_a || miss_b) return false;
-  const stats::SeedPairing p = stats::pair_by_seed(by_seed(a), by_seed(b));
-  if (!p.only_a.empty() || !p.only_b.empty())
-    r.notes.push_back(fmt::format("seeds on one side only (not used): {} A, {} B", p.only_a.size(), p.only_b.size()));
-  r.seeds = p.seeds;
-  const stats::SeedValues va = by_seed(a), vb = by_seed(b);
-  for (auto seed : p.seeds) {
-    r.a_values.push_back(va.at(seed));
-    r.b_values.push_back(vb.at(seed));
-  }
-  r.n = p.differences.size();
+  if (!paired_sides(r, runs, "seeds")) return false;
+  std::vector<double> differences;
+  for (std::size_t i = 0; i < r.seeds.size(); ++i) differences.push_back(r.a_values[i] - r.b_values[i]);
+  r.n = differences.size();
   if (r.n == 0) {
     r.verdict = Verdict::NotTested;
     r.why = "no seed has values for both A and B";
     return false;
   }
-  r.estimate = stats::mean(p.differences);
-  for (double d : p.differences) shifted.push_back(d - *r.threshold);
+  r.estimate = stats::mean(differences);
+  for (double d : differences) shifted.push_back(d - *r.threshold);
   const auto decide_edge = [&r](bool exact) {
     auto edge = decide_on_the_edge(r.claim, exact);
     r.verdict = edge.verdict;
@@ -278,7 +247,7 @@ bool evaluate_paired(ClaimResult& r, const std::vector<RunRecord>& runs, std::ve
     decide_edge(exact_figure(r.claim.metric, runs, r.claim.a, r.claim.b));
     return false;
   }
-  r.sd = stats::sample_std(p.differences);
+  r.sd = stats::sample_std(differences);
   const bool catalogued_exact = exact_figure(r.claim.metric, runs, r.claim.a, r.claim.b);
   const bool exact = catalogued_exact && same_on_every_seed(r.a_values) && same_on_every_seed(r.b_values);
   if (catalogued_exact && !exact) r.notes.push_back(kVaryingExactNote);

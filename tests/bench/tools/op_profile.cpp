@@ -35,8 +35,8 @@
 
 #include "suite/contracts/model.h"
 #include "suite/core/errors.h"
+#include "suite/nn/cpu/fused_adamw.h"
 #include "suite/registry/registry.h"
-#include "suite/run/fused_adamw.h"
 #include "suite/runtime/counting_allocator.h"
 #include "suite/runtime/torch_compat.h"
 

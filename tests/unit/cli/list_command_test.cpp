@@ -3,8 +3,11 @@
 // file fails here.
 #include <gtest/gtest.h>
 
+#include <regex>
 #include <string>
 
+#include "suite/config/sweep_spec.h"
+#include "suite/config/train_settings.h"
 #include "suite/core/exit_codes.h"
 #include "suite/core/files.h"
 #include "tests/support/subprocess.h"
@@ -23,6 +26,17 @@ TEST(ListCommand, TheOptionsReferenceIsWhatTheProgramRegisters) {
   for (const char* name : {"### maelre", "### transformer", "### torchscript", "### listops", "### fashion-mnist"})
     EXPECT_NE(committed.find(name), std::string::npos) << name;
   EXPECT_EQ(test::run({test::lrbench(), "list", "models", "--markdown"}).code, kExitUsage);
+}
+
+// The sweep file's manual (docs/sweep-file.md) shows each key of [sweep], [train] and
+// [measure] in its annotated example: a key added to a schema without a line there fails.
+TEST(ListCommand, TheSweepFilesExampleShowsEveryKeyOfItsTables) {
+  const std::string manual = read_file(std::string(LRB_SOURCE_DIR) + "/docs/sweep-file.md");
+  for (const OptionSchema* schema : {&sweep_schema(), &train_schema(), &measure_schema()})
+    for (const std::string& key : schema->names()) {
+      const std::regex line("(^|[^a-z_])" + key + " *=");
+      EXPECT_TRUE(std::regex_search(manual, line)) << "docs/sweep-file.md's example has no `" << key << " = ...`";
+    }
 }
 
 }  // namespace

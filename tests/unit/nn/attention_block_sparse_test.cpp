@@ -3,10 +3,10 @@
 #include <cmath>
 #include <set>
 
-#include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/block_sparse.h"
-#include "suite/nn/attention/small_head_softmax.h"
+#include "suite/nn/cpu/small_head_softmax.h"
+#include "tests/support/attention_test_util.h"
 
 namespace lrb {
 namespace {
@@ -59,14 +59,13 @@ TEST(AttentionBlockSparse, MatchesReferenceNotAMultipleOfTheBlock) {
   check_case(1, 1, 128, 16, 1, {}, 10);        // exact multiple
 }
 
-TEST(AttentionBlockSparse, FusedGroupInTheBaselineX86Code) {
-  // Heads of 8 in float32 take the fused group (blocked_small_head.h); the case above ran
-  // the code this CPU supports, this one the baseline x86-64 compilation.
+TEST(AttentionBlockSparse, FusedGroupAtEverySimdLevel) {
+  // Heads of 8 in float32 take the fused group (blocked_small_head.h), compiled once per level.
   at::manual_seed(21);
-  const bool before = fused_softmax_use_baseline_code(true);
-  check_case(2, 3, 150, 8, 2, {150, 131}, 7);
-  check_case(2, 2, 61, 8, 0, {61, 40}, 9);
-  fused_softmax_use_baseline_code(before);
+  test::for_each_simd_level([&](const char*) {
+    check_case(2, 3, 150, 8, 2, {150, 131}, 7);
+    check_case(2, 2, 61, 8, 0, {61, 40}, 9);
+  });
 }
 
 TEST(AttentionBlockSparse, FallsBackToDenseForShortSequences) {

@@ -4,10 +4,10 @@
 #include <limits>
 #include <vector>
 
-#include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/linear.h"
-#include "suite/nn/attention/linear_fused.h"
+#include "suite/nn/cpu/linear_fused.h"
+#include "tests/support/attention_test_util.h"
 
 namespace lrb {
 namespace {
@@ -200,7 +200,7 @@ TEST(AttentionLinear, FusedPassesMatchLibTorchsComposition) {
 // zeros, and the exponents where exp leaves float's normal range (the pass gives 0 below -87,
 // where exp is under 1.7e-38); under every compilation (AVX-512, AVX2, the baseline).
 TEST(AttentionLinear, EluPlusOneIsExpBelowZeroAndXPlusOneAbove) {
-  for_each_fused_code([](const char* code) {
+  test::for_each_simd_level([](const char* code) {
     SCOPED_TRACE(code);
     at::manual_seed(35);
     const float inf = std::numeric_limits<float>::infinity(), tiny = std::numeric_limits<float>::min();

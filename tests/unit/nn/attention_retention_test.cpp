@@ -3,11 +3,11 @@
 
 #include <cmath>
 
-#include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/retention.h"
-#include "suite/nn/attention/retention_chunks.h"
+#include "suite/nn/cpu/retention_chunks.h"
 #include "suite/runtime/torch_compat_autocast.h"
+#include "tests/support/attention_test_util.h"
 
 namespace lrb {
 namespace {

@@ -2,12 +2,12 @@
 
 #include <cmath>
 
-#include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
-#include "suite/nn/attention/blocked_small_head.h"
 #include "suite/nn/attention/sliding_window.h"
-#include "suite/nn/attention/small_head_softmax.h"
+#include "suite/nn/cpu/blocked_small_head.h"
+#include "suite/nn/cpu/small_head_softmax.h"
 #include "suite/runtime/torch_compat_autocast.h"
+#include "tests/support/attention_test_util.h"
 
 namespace lrb {
 namespace {
@@ -96,13 +96,10 @@ TEST(AttentionSlidingWindow, FusedGroupWhereItAppliesAndTheOpsElsewhere) {
   at::manual_seed(34);
   // Both compilations of the fused group, with globals, padding and a partial last block;
   // then heads of 16 through LibTorch's ops.
-  for (const bool baseline : {false, true}) {
-    SCOPED_TRACE(baseline ? "baseline x86-64 code" : "this CPU's code");
-    const bool before = fused_softmax_use_baseline_code(baseline);
+  test::for_each_simd_level([&](const char*) {
     check_case({2, 3, 90, 8, 7, 0, {{0, 50}, {3, 70}}, {90, 80}});
     check_case({2, 2, 100, 8, 8, 16, {}, {100, 83}});
-    fused_softmax_use_baseline_code(before);
-  }
+  });
   check_case({2, 2, 90, 16, 7, 0, {{0, 50}, {3, 70}}, {90, 80}});
 }
 

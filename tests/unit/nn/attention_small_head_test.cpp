@@ -1,4 +1,4 @@
-// The fused small-head softmax attention (suite/nn/attention/small_head_softmax.h): values and
+// The fused small-head softmax attention (suite/nn/cpu/small_head_softmax.h): values and
 // gradients against the float64 reference on every shape its loops treat differently (key
 // counts below, at and past a multiple of 8; one key; cross attention), with key padding, a
 // batch element with no key, a key bias, strided inputs and scores far apart; and when
@@ -9,8 +9,8 @@
 #include <cmath>
 #include <string>
 
-#include "suite/nn/attention/small_head_softmax.h"
 #include "suite/nn/attention/softmax.h"
+#include "suite/nn/cpu/small_head_softmax.h"
 #include "suite/runtime/torch_compat_autocast.h"
 #include "tests/support/attention_test_util.h"
 
@@ -44,11 +44,10 @@ TEST(FusedSoftmax, TakesCpuFloat32HeadsOfEightOutsideAutocast) {
 
 TEST(FusedSoftmax, MatchesTheFloat64ReferenceOnEveryKeyCount) {
   at::manual_seed(11);
-  // Both compilations of the head kernels: the one this CPU takes, and the baseline x86-64.
-  for (const bool baseline : {false, true}) {
-    const bool before = fused_softmax_use_baseline_code(baseline);
+  // Every compilation of the head kernels this CPU runs.
+  test::for_each_simd_level([&](const char*) {
     for (const std::int64_t n : {1, 3, 8, 9, 16, 37, 197}) {
-      SCOPED_TRACE("N = " + std::to_string(n) + (baseline ? ", baseline x86-64 code" : ", this CPU's code"));
+      SCOPED_TRACE("N = " + std::to_string(n));
       const auto in = random_qkv(2, 3, n, 8);
       const double scale = 1.0 / std::sqrt(8.0);
       expect_matches(
@@ -60,8 +59,7 @@ TEST(FusedSoftmax, MatchesTheFloat64ReferenceOnEveryKeyCount) {
           [&](auto& q, auto& k, auto& v) { return dense_reference(q, k, v, at::ones({1}, at::kBool), scale); },
           in.q, in.k, in.v);
     }
-    fused_softmax_use_baseline_code(before);
-  }
+  });
 }
 
 TEST(FusedSoftmax, CrossAttentionWithPaddingAndBias) {

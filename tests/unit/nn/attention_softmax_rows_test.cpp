@@ -8,9 +8,9 @@
 
 #include "suite/nn/attention/block_sparse.h"
 #include "suite/nn/attention/sliding_window.h"
-#include "suite/nn/attention/small_head_softmax.h"
 #include "suite/nn/attention/softmax.h"
-#include "suite/nn/attention/softmax_rows.h"
+#include "suite/nn/cpu/small_head_softmax.h"
+#include "suite/nn/cpu/softmax_rows.h"
 #include "suite/runtime/torch_compat_autocast.h"
 #include "tests/support/attention_test_util.h"
 
@@ -66,7 +66,7 @@ TEST(SoftmaxRows, RowPassesMatchLibTorchsOps) {
   at::manual_seed(51);
   // Every compilation: the widest this processor runs (AVX-512 where it has it), AVX2, the
   // baseline.
-  for_each_fused_code([&](const char* code) {
+  test::for_each_simd_level([&](const char* code) {
     for (const std::int64_t keys : {1, 7, 8, 13, 15, 16, 17, 64, 67}) {
       for (const auto& c : cases) {
         SCOPED_TRACE(c.name + ", keys " + std::to_string(keys) + ", " + code);

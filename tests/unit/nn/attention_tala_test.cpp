@@ -6,13 +6,13 @@
 #include <cmath>
 #include <vector>
 
-#include "tests/support/attention_test_util.h"
 #include "suite/core/errors.h"
 #include "suite/nn/attention/kernel_registry.h"
 #include "suite/nn/attention/retention.h"
 #include "suite/nn/attention/tala.h"
-#include "suite/nn/attention/tala_band.h"
+#include "suite/nn/cpu/tala_band.h"
 #include "suite/runtime/counting_allocator.h"
+#include "tests/support/attention_test_util.h"
 
 namespace lrb {
 namespace {

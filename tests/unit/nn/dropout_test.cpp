@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "suite/nn/dropout.h"
+#include "suite/nn/cpu/dropout.h"
 
 namespace lrb {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <vector>
 
-#include "suite/nn/layer_norm.h"
+#include "suite/nn/cpu/layer_norm.h"
 
 namespace lrb {
 namespace {

@@ -6,9 +6,12 @@
 #include <ATen/core/PhiloxRNGEngine.h>
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
-#include "suite/nn/philox_blocks.h"
+#include "suite/core/simd_level.h"
+#include "suite/nn/cpu/philox_blocks.h"
 
 namespace lrb {
 namespace {
@@ -20,11 +23,14 @@ std::vector<std::uint32_t> engine_draws(std::uint64_t key, std::uint64_t first_b
   return v;
 }
 
-class PhiloxBlocks : public ::testing::TestWithParam<bool> {
+class PhiloxBlocks : public ::testing::TestWithParam<SimdLevel> {
  protected:
-  void SetUp() override { previous_ = philox_blocks_use_baseline_code(GetParam()); }
-  void TearDown() override { philox_blocks_use_baseline_code(previous_); }
-  bool previous_ = false;
+  void SetUp() override {
+    if (GetParam() > cpu_simd_level()) GTEST_SKIP() << "this processor runs at most " << simd_level_name(cpu_simd_level());
+    at_.emplace(GetParam());
+  }
+  void TearDown() override { at_.reset(); }
+  std::optional<ScopedSimdLevel> at_;
 };
 
 TEST_P(PhiloxBlocks, DrawWhatTheEngineDrawsInOrder) {
@@ -43,8 +49,8 @@ TEST_P(PhiloxBlocks, DrawWhatTheEngineDrawsInOrder) {
       }
 }
 
-INSTANTIATE_TEST_SUITE_P(Code, PhiloxBlocks, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "Baseline" : "Fastest"; });
+INSTANTIATE_TEST_SUITE_P(Level, PhiloxBlocks, ::testing::Values(SimdLevel::baseline, SimdLevel::avx2),
+                         [](const auto& info) { return std::string(simd_level_name(info.param)); });
 
 }  // namespace
 }  // namespace lrb

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <vector>
 
-#include "suite/core/cpu_info.h"
-#include "suite/run/fused_adamw.h"
+#include "suite/core/simd_level.h"
+#include "suite/nn/cpu/fused_adamw.h"
 
 namespace lrb {
 namespace {
@@ -127,15 +127,18 @@ void continue_in(const torch::optim::Optimizer& from, const std::vector<at::Tens
 // The element loop's AVX2 copy does each element's IEEE operations in the baseline copy's
 // order (no FMA), so twenty clipped steps give the same bits (35 entries: vectors and a tail).
 TEST(FusedAdamW, ItsAvx2LoopGivesTheBaselineLoopsBits) {
-  if (!cpu_flags().avx2) GTEST_SKIP() << "no AVX2 here: both are the baseline loop";
+  if (cpu_simd_level() < SimdLevel::avx2) GTEST_SKIP() << "no AVX2 here: both are the baseline loop";
   const auto baseline_p = make_params(), avx2_p = make_params();
   auto baseline = make<FusedAdamW>(baseline_p);
   auto avx2 = make<FusedAdamW>(avx2_p);
-  const bool before = fused_adamw_use_baseline_code(true);
-  steps(*baseline, baseline_p, 0, 20, /*clip=*/1.0);
-  fused_adamw_use_baseline_code(false);
-  steps(*avx2, avx2_p, 0, 20, /*clip=*/1.0);
-  fused_adamw_use_baseline_code(before);
+  {
+    const ScopedSimdLevel at(SimdLevel::baseline);
+    steps(*baseline, baseline_p, 0, 20, /*clip=*/1.0);
+  }
+  {
+    const ScopedSimdLevel at(SimdLevel::avx2);
+    steps(*avx2, avx2_p, 0, 20, /*clip=*/1.0);
+  }
   for (std::size_t i = 0; i < baseline_p.size(); ++i) EXPECT_TRUE(at::equal(baseline_p[i], avx2_p[i])) << "parameter " << i;
 }
 

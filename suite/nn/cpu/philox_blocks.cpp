@@ -1,35 +1,28 @@
-#include "suite/nn/philox_blocks.h"
+#include "suite/nn/cpu/philox_blocks.h"
 
 #include <ATen/core/PhiloxRNGEngine.h>
 
-#include <atomic>
+#include "suite/nn/cpu/simd.h"
 
-#include "suite/core/cpu_info.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef LRB_SIMD_X86
 #include <immintrin.h>
-#define LRB_PHILOX_AVX2 1
 #endif
 
 namespace lrb {
 namespace {
-
-std::atomic<bool> force_baseline{false};
 
 void blocks_one_at_a_time(std::uint64_t key, std::uint64_t first_block, std::int64_t blocks, std::uint32_t* out) {
   at::philox_engine draws(key, 0, first_block);
   for (std::int64_t i = 0; i < 4 * blocks; ++i) out[i] = draws();
 }
 
-#ifdef LRB_PHILOX_AVX2
+#ifdef LRB_SIMD_X86
 // The engine's constants (PhiloxRNGEngine.h keeps them private).
 constexpr std::uint32_t kRoundKeyA = 0x9E3779B9, kRoundKeyB = 0xBB67AE85;
 constexpr std::uint32_t kMultiplierA = 0xD2511F53, kMultiplierB = 0xCD9E8D57;
 
-#define LRB_AVX2 __attribute__((target("avx2")))
-
 // The low and high halves of the 64-bit products m * x, lane by lane.
-LRB_AVX2 inline void mulhilo(__m256i m, __m256i x, __m256i* lo, __m256i* hi) {
+LRB_TARGET_AVX2 inline void mulhilo(__m256i m, __m256i x, __m256i* lo, __m256i* hi) {
   const __m256i even = _mm256_mul_epu32(x, m);                         // lanes 0, 2, 4, 6
   const __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), m);   // lanes 1, 3, 5, 7
   *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
@@ -37,7 +30,7 @@ LRB_AVX2 inline void mulhilo(__m256i m, __m256i x, __m256i* lo, __m256i* hi) {
 }
 
 // Eight blocks, first_block .. first_block + 7, written in the engine's order.
-LRB_AVX2 inline void eight_blocks(std::uint32_t key0, std::uint32_t key1, std::uint64_t first_block, std::uint32_t* out) {
+LRB_TARGET_AVX2 inline void eight_blocks(std::uint32_t key0, std::uint32_t key1, std::uint64_t first_block, std::uint32_t* out) {
   alignas(32) std::uint32_t lo[8], hi[8];
   for (int l = 0; l < 8; ++l) {
     const std::uint64_t block = first_block + static_cast<std::uint64_t>(l);
@@ -74,7 +67,7 @@ LRB_AVX2 inline void eight_blocks(std::uint32_t key0, std::uint32_t key1, std::u
   _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(b26, b37, 0x31));
 }
 
-LRB_AVX2 void blocks_avx2(std::uint64_t key, std::uint64_t first_block, std::int64_t blocks, std::uint32_t* out) {
+LRB_TARGET_AVX2 void blocks_avx2(std::uint64_t key, std::uint64_t first_block, std::int64_t blocks, std::uint32_t* out) {
   const auto key0 = static_cast<std::uint32_t>(key), key1 = static_cast<std::uint32_t>(key >> 32);
   std::int64_t b = 0;
   // Past 2^64 - 8 the engine's counter carries into its subsequence words: left to it.
@@ -82,22 +75,15 @@ LRB_AVX2 void blocks_avx2(std::uint64_t key, std::uint64_t first_block, std::int
   for (; b + 8 <= blocks && first_block + static_cast<std::uint64_t>(b) <= last_group; b += 8) eight_blocks(key0, key1, first_block + static_cast<std::uint64_t>(b), out + 4 * b);
   if (b < blocks) blocks_one_at_a_time(key, first_block + static_cast<std::uint64_t>(b), blocks - b, out + 4 * b);
 }
-
-bool has_avx2() {
-  static const bool has = cpu_flags().avx2;
-  return has;
-}
 #endif
 
 }  // namespace
 
 void philox_blocks(std::uint64_t key, std::uint64_t first_block, std::int64_t blocks, std::uint32_t* out) {
-#ifdef LRB_PHILOX_AVX2
-  if (has_avx2() && !force_baseline.load(std::memory_order_relaxed)) return blocks_avx2(key, first_block, blocks, out);
+#ifdef LRB_SIMD_X86
+  if (LRB_SIMD_AT_LEAST(avx2)) return blocks_avx2(key, first_block, blocks, out);
 #endif
   blocks_one_at_a_time(key, first_block, blocks, out);
 }
-
-bool philox_blocks_use_baseline_code(bool baseline) { return force_baseline.exchange(baseline); }
 
 }  // namespace lrb

@@ -32,14 +32,5 @@ bool fused_softmax_applies(const at::Tensor& q, const at::Tensor& k, const at::T
 at::Tensor fused_softmax_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                    const at::Tensor& keep, double scale, const at::Tensor& key_bias);
 
-// For tests: run the baseline x86-64 code even where the CPU has AVX2 + FMA (true), or the
-// code the CPU supports (false, the default). Returns the previous setting.
-bool fused_softmax_use_baseline_code(bool baseline);
-
-// For tests: whether the fused kernels written for any width (the blocked engine's row
-// passes, linear attention's feature map) may take their AVX-512 copy, 16 floats a vector,
-// where the processor has it (true, the default), else the 8-wide AVX2 one (or the baseline
-// one where fused_softmax_use_baseline_code says so). Returns the previous setting.
-bool fused_softmax_allow_avx512(bool allow);
 
 }  // namespace lrb

@@ -31,8 +31,4 @@ class FusedAdamW : public torch::optim::AdamW {
 // optimizer's step; in one pass where the optimizer is a FusedAdamW.
 void clip_and_step(torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& parameters, double max_norm);
 
-// Tests: FusedAdamW's element loop compiled for the baseline x86-64 even where the processor
-// has AVX2 (true), or the AVX2 copy where it has (false). Returns the previous setting.
-bool fused_adamw_use_baseline_code(bool baseline);
-
 }  // namespace lrb

@@ -1,4 +1,4 @@
-#include "suite/nn/dropout.h"
+#include "suite/nn/cpu/dropout.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -14,8 +14,8 @@
 #include <type_traits>
 
 #include "suite/core/errors.h"
-#include "suite/nn/philox_blocks.h"
-#include "suite/nn/vector8.h"
+#include "suite/nn/cpu/philox_blocks.h"
+#include "suite/nn/cpu/simd.h"
 
 namespace lrb {
 namespace {
@@ -62,15 +62,17 @@ LRB_INLINE scalar_t keep_or_zero(scalar_t v, std::uint32_t keep) {
 // Element i kept where its draw is below `below` (or every one, keep_all): its mask byte and
 // its scaled value.
 template <typename scalar_t>
-LRB_VECTOR_CLONES void apply_draws(const std::uint32_t* __restrict draws, const scalar_t* __restrict x,
-                                   scalar_t* __restrict out, std::uint8_t* __restrict mask, index_t n, bool keep_all,
-                                   std::uint32_t below, scale_t<scalar_t> scale) {
+LRB_INLINE void apply_draws_of(const std::uint32_t* __restrict draws, const scalar_t* __restrict x,
+                               scalar_t* __restrict out, std::uint8_t* __restrict mask, index_t n, bool keep_all,
+                               std::uint32_t below, scale_t<scalar_t> scale) {
   for (index_t i = 0; i < n; ++i) {
     const std::uint32_t keep = keep_all | (draws[i] < below);
     mask[i] = static_cast<std::uint8_t>(keep);
     out[i] = keep_or_zero(static_cast<scalar_t>(static_cast<scale_t<scalar_t>>(x[i]) * scale), keep);
   }
 }
+
+LRB_SIMD_EXACT_DISPATCH(apply_draws, apply_draws_of)
 
 // Philox4x32-10 one block at a time cost ~3 ns an element here (its rounds are scalar 32-bit
 // products); philox_blocks draws eight blocks at once in AVX2 registers, the same values.
@@ -93,11 +95,13 @@ void draw_and_apply(const scalar_t* x, scalar_t* out, std::uint8_t* mask, index_
 }
 
 template <typename scalar_t>
-LRB_VECTOR_CLONES void apply_mask_range(const scalar_t* __restrict grad, const std::uint8_t* __restrict mask,
-                                        scalar_t* __restrict out, index_t n, scale_t<scalar_t> scale) {
+LRB_INLINE void apply_mask_range_of(const scalar_t* __restrict grad, const std::uint8_t* __restrict mask,
+                                    scalar_t* __restrict out, index_t n, scale_t<scalar_t> scale) {
   for (index_t i = 0; i < n; ++i)
     out[i] = keep_or_zero(static_cast<scalar_t>(static_cast<scale_t<scalar_t>>(grad[i]) * scale), mask[i]);
 }
+
+LRB_SIMD_EXACT_DISPATCH(apply_mask_range, apply_mask_range_of)
 
 template <typename scalar_t>
 void apply_mask(const scalar_t* grad, const std::uint8_t* mask, scalar_t* out, index_t n, double scale_value) {

@@ -1,16 +1,15 @@
-#include "suite/run/fused_adamw.h"
+#include "suite/nn/cpu/fused_adamw.h"
 
 #include <ATen/ATen.h>
 #include <torch/types.h>  // clip_grad.h uses torch::Tensor without including it
 #include <torch/nn/utils/clip_grad.h>
 
-#include <atomic>
 #include <cmath>
 #include <sstream>
 #include <string>
 #include <type_traits>
 
-#include "suite/core/cpu_info.h"
+#include "suite/nn/cpu/simd.h"
 
 namespace lrb {
 namespace {
@@ -45,7 +44,7 @@ struct Coefficients {
   bool decays;
 };
 
-inline __attribute__((always_inline)) void update_loop(float* __restrict p, const float* __restrict g,
+LRB_INLINE void update_loop(float* __restrict p, const float* __restrict g,
                                                       float* __restrict m, float* __restrict v, std::int64_t n,
                                                       const Coefficients& c) {
   for (std::int64_t i = 0; i < n; ++i) {
@@ -63,26 +62,8 @@ inline __attribute__((always_inline)) void update_loop(float* __restrict p, cons
 // The loop is bound by its square root and two divisions: compiled for the baseline x86-64
 // it does them 4 floats at a time (SSE), for AVX2 8. Each element gets the same IEEE
 // operations in the same order either way (no FMA: that would round differently), so the
-// same bits. The AVX2 copy is taken where the processor has AVX2.
-void update_baseline(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v,
-                     std::int64_t n, const Coefficients& c) {
-  update_loop(p, g, m, v, n, c);
-}
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) void update_avx2(float* __restrict p, const float* __restrict g, float* __restrict m,
-                                                 float* __restrict v, std::int64_t n, const Coefficients& c) {
-  update_loop(p, g, m, v, n, c);
-}
-#endif
-
-std::atomic<bool> force_baseline{false};
-
-void update(float* p, const float* g, float* m, float* v, std::int64_t n, const Coefficients& c) {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (cpu_flags().avx2 && !force_baseline.load(std::memory_order_relaxed)) return update_avx2(p, g, m, v, n, c);
-#endif
-  update_baseline(p, g, m, v, n, c);
-}
+// same bits. The copy simd_level() names is taken.
+LRB_SIMD_EXACT_DISPATCH(update, update_loop)
 
 }  // namespace
 
@@ -174,7 +155,5 @@ void clip_and_step(torch::optim::Optimizer& optimizer, const std::vector<at::Ten
     optimizer.step();
   }
 }
-
-bool fused_adamw_use_baseline_code(bool baseline) { return force_baseline.exchange(baseline); }
 
 }  // namespace lrb

@@ -1,4 +1,4 @@
-#include "suite/nn/attention/blocked_small_head.h"
+#include "suite/nn/cpu/blocked_small_head.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -10,8 +10,8 @@
 
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
-#include "suite/nn/attention/vec8.h"
 #include "suite/nn/batched_matmul.h"
+#include "suite/nn/cpu/simd.h"
 
 namespace lrb {
 namespace {
@@ -172,8 +172,8 @@ LRB_INLINE void backward_block(const BackwardBlock& a) {
   }
 }
 
-LRB_VEC8_DISPATCH(forward_block, ForwardBlock)
-LRB_VEC8_DISPATCH(backward_block, BackwardBlock)
+LRB_SIMD_DISPATCH(forward_block, ForwardBlock)
+LRB_SIMD_DISPATCH(backward_block, BackwardBlock)
 
 // The offsets expanded to [B, H, n, bq, slots], keys contiguous (a broadcast key axis is
 // materialised; the others stay stride 0).

@@ -1,4 +1,4 @@
-#include "suite/nn/attention/retention_chunks.h"
+#include "suite/nn/cpu/retention_chunks.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -12,7 +12,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/nn/batched_matmul.h"
-#include "suite/nn/vector8.h"
+#include "suite/nn/cpu/simd.h"
 
 namespace lrb {
 namespace {
@@ -26,7 +26,7 @@ std::atomic<bool> force_general{false};
 // One step of the chunk scan over a state of n elements: o = prev * gamma + add forward,
 // add + gamma * prev in reverse (the same products and sums, so the same bits however the
 // loop is compiled). In vectors, compiled twice (AVX2 and the baseline), at -O3
-// (suite/CMakeLists.txt): at -O2 it stayed one float at a time, 6 % of the chunkwise form's
+// (suite/nn/cpu/simd.h): at -O2 it stayed one float at a time, 6 % of the chunkwise form's
 // time at N = 8192.
 template <typename T>
 LRB_INLINE void scan_step_of(T* __restrict o, const T* __restrict prev, const T* __restrict add, T gamma,
@@ -36,14 +36,7 @@ LRB_INLINE void scan_step_of(T* __restrict o, const T* __restrict prev, const T*
   else
     for (index_t i = 0; i < n; ++i) o[i] = prev[i] * gamma + add[i];
 }
-LRB_VECTOR_CLONES void scan_step(float* o, const float* prev, const float* add, float gamma, index_t n,
-                                 bool reverse) {
-  scan_step_of(o, prev, add, gamma, n, reverse);
-}
-LRB_VECTOR_CLONES void scan_step(double* o, const double* prev, const double* add, double gamma, index_t n,
-                                 bool reverse) {
-  scan_step_of(o, prev, add, gamma, n, reverse);
-}
+LRB_SIMD_EXACT_DISPATCH(scan_step, scan_step_of)
 
 // One head's scan: os[c] from xs [nc, block] (state_scan's recurrence, below).
 template <typename T>
@@ -72,22 +65,14 @@ LRB_INLINE void scale_rows_of(const T* __restrict x, index_t ldx, const T* __res
       for (index_t j = 0; j < cols; ++j) yr[j] = f * xr[j];
   }
 }
-LRB_VECTOR_CLONES void scale_rows(const float* x, index_t ldx, const float* s, index_t rows, index_t cols, float* y,
-                                  index_t ldy, bool add) {
-  scale_rows_of(x, ldx, s, rows, cols, y, ldy, add);
-}
-LRB_VECTOR_CLONES void scale_rows(const double* x, index_t ldx, const double* s, index_t rows, index_t cols,
-                                  double* y, index_t ldy, bool add) {
-  scale_rows_of(x, ldx, s, rows, cols, y, ldy, add);
-}
+LRB_SIMD_EXACT_DISPATCH(scale_rows, scale_rows_of)
 
 // x *= m elementwise over n values (a chunk's scores, or their gradient, times the decay).
 template <typename T>
 LRB_INLINE void multiply_in_place_of(T* __restrict x, const T* __restrict m, index_t n) {
   for (index_t i = 0; i < n; ++i) x[i] *= m[i];
 }
-LRB_VECTOR_CLONES void multiply_in_place(float* x, const float* m, index_t n) { multiply_in_place_of(x, m, n); }
-LRB_VECTOR_CLONES void multiply_in_place(double* x, const double* m, index_t n) { multiply_in_place_of(x, m, n); }
+LRB_SIMD_EXACT_DISPATCH(multiply_in_place, multiply_in_place_of)
 
 // out[c + 1] = out[c] * decay + x[c] over the chunks of x [B, H, nc, d, dv], out[0] = 0; with
 // `reverse` its adjoint, out[c] = x[c + 1] + decay * out[c + 1] from the last chunk down,

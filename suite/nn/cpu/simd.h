@@ -1,64 +1,101 @@
 #pragma once
-// The vector helpers of the fused CPU kernels for heads of 8 (small_head_softmax.cpp,
-// blocked_small_head.cpp), of linear attention's fused passes (linear_fused.cpp) and of the
-// blocked engine's row passes (softmax_rows.cpp), on the 8-float vector of suite/nn/vector8.h
-// or, for a kernel written for any width W, on the W-lane vector of Lanes<W>. A kernel is
-// compiled for AVX2 + FMA and for the baseline (LRB_VEC8_DISPATCH), a width-generic one also
-// 16 wide for AVX-512 (LRB_VEC_WIDE_DISPATCH); the widest the processor runs is taken
-// (avx512_code(), avx2_fma_code(): feature tests; GCC's target_clones("arch=...") would test
-// the CPU model instead). Include only from those files: they are compiled with -O3
-// -ffp-contract=fast (suite/CMakeLists.txt), so that a*b+c becomes one FMA.
+// The one vector header of the CPU fast paths (this folder): GCC's vector extension 8 floats
+// wide (one AVX register, two SSE ones on the baseline x86-64) or 16 (one AVX-512 register),
+// their loads, stores, lane sums and exp, and the dispatch macros that compile a kernel once
+// per SIMD level and run the copy simd_level() (suite/core/simd_level.h) names. Every file
+// of the folder is compiled with -O3 -ffp-contract=fast -fno-math-errno (lrb_fast_path_folder,
+// suite/CMakeLists.txt), so a*b+c becomes one FMA wherever a copy's target has FMA: the
+// kernels that may round so (LRB_SIMD_DISPATCH, LRB_SIMD_WIDE_DISPATCH) take AVX2 + FMA,
+// those whose every copy must round as the baseline does (LRB_SIMD_EXACT_DISPATCH) take AVX2
+// alone, where no instruction contracts.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
-#include "suite/nn/vector8.h"
+#include "suite/core/simd_level.h"
+
+#define LRB_INLINE inline __attribute__((always_inline))
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#define LRB_HAS_AVX2_PATH 1
-#define LRB_AVX2_FMA __attribute__((target("avx2,fma")))
-#define LRB_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define LRB_SIMD_X86 1
+#define LRB_TARGET_AVX2 __attribute__((target("avx2")))
+#define LRB_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
+#define LRB_TARGET_AVX512_FMA __attribute__((target("avx512f,avx2,fma")))
 #endif
 
-// Defines `void name_any(const Args&)`: the kernel `name` (LRB_INLINE, vector code) compiled
-// for AVX2 + FMA and for the baseline x86-64, the first taken where avx2_fma_code() says so.
-// LRB_VEC_WIDE_DISPATCH does the same for a kernel `template <int W> name` (W lanes a
-// vector), compiled 16 wide for AVX-512 as well, taken where avx512_code() says so.
-#ifdef LRB_HAS_AVX2_PATH
-#define LRB_VEC8_DISPATCH(name, Args)                              \
+// Everything with a vector in its signature is inlined into the loops, so the note that an
+// AVX vector would change the ABI of a real call does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+// LRB_SIMD_DISPATCH(name, Args) defines `void name_any(const Args&)`: the kernel `name`
+// (LRB_INLINE, vector code) compiled for the baseline x86-64 and for AVX2 + FMA, the latter
+// taken at avx2 and above. LRB_SIMD_WIDE_DISPATCH does the same for a kernel
+// `template <int W> name` (W lanes a vector), compiled 16 wide for avx512 as well.
+// LRB_SIMD_EXACT_DISPATCH(name, impl) defines `name(args...)` forwarding to the LRB_INLINE
+// function (or template) `impl`, compiled for the baseline and for AVX2 without FMA: both
+// copies give the same bits, the AVX2 one faster.
+#ifdef LRB_SIMD_X86
+#define LRB_SIMD_AT_LEAST(level) (::lrb::simd_level() >= ::lrb::SimdLevel::level)
+#define LRB_SIMD_DISPATCH(name, Args)                              \
   void name##_baseline(const Args& a) { name(a); }                 \
-  LRB_AVX2_FMA void name##_avx2(const Args& a) { name(a); }        \
+  LRB_TARGET_AVX2_FMA void name##_avx2(const Args& a) { name(a); } \
   void name##_any(const Args& a) {                                 \
-    if (::lrb::vec8::avx2_fma_code()) return name##_avx2(a);       \
+    if (LRB_SIMD_AT_LEAST(avx2)) return name##_avx2(a);            \
     name##_baseline(a);                                            \
   }
-#define LRB_VEC_WIDE_DISPATCH(name, Args)                           \
-  void name##_baseline(const Args& a) { name<8>(a); }               \
-  LRB_AVX2_FMA void name##_avx2(const Args& a) { name<8>(a); }      \
-  LRB_AVX512 void name##_avx512(const Args& a) { name<16>(a); }     \
-  void name##_any(const Args& a) {                                  \
-    if (::lrb::vec8::avx512_code()) return name##_avx512(a);        \
-    if (::lrb::vec8::avx2_fma_code()) return name##_avx2(a);        \
-    name##_baseline(a);                                             \
+#define LRB_SIMD_WIDE_DISPATCH(name, Args)                                \
+  void name##_baseline(const Args& a) { name<8>(a); }                     \
+  LRB_TARGET_AVX2_FMA void name##_avx2(const Args& a) { name<8>(a); }     \
+  LRB_TARGET_AVX512_FMA void name##_avx512(const Args& a) { name<16>(a); } \
+  void name##_any(const Args& a) {                                        \
+    if (LRB_SIMD_AT_LEAST(avx512)) return name##_avx512(a);               \
+    if (LRB_SIMD_AT_LEAST(avx2)) return name##_avx2(a);                   \
+    name##_baseline(a);                                                   \
+  }
+#define LRB_SIMD_EXACT_DISPATCH(name, impl)                  \
+  template <typename... A>                                   \
+  void name##_baseline(A... a) {                             \
+    impl(a...);                                              \
+  }                                                          \
+  template <typename... A>                                   \
+  LRB_TARGET_AVX2 void name##_avx2(A... a) {                 \
+    impl(a...);                                              \
+  }                                                          \
+  template <typename... A>                                   \
+  void name(A... a) {                                        \
+    if (LRB_SIMD_AT_LEAST(avx2)) return name##_avx2(a...);   \
+    name##_baseline(a...);                                   \
   }
 #else
-#define LRB_VEC8_DISPATCH(name, Args) \
+#define LRB_SIMD_DISPATCH(name, Args) \
   void name##_any(const Args& a) { name(a); }
-#define LRB_VEC_WIDE_DISPATCH(name, Args) \
+#define LRB_SIMD_WIDE_DISPATCH(name, Args) \
   void name##_any(const Args& a) { name<8>(a); }
+#define LRB_SIMD_EXACT_DISPATCH(name, impl) \
+  template <typename... A>                  \
+  void name(A... a) {                       \
+    impl(a...);                             \
+  }
 #endif
 
 namespace lrb::vec8 {
 
+typedef float V8 __attribute__((vector_size(32)));
 typedef std::int32_t I8 __attribute__((vector_size(32)));
 constexpr float kMinExponent = -87.0f;  // exp below this is under float's normal range: 0 here
 
-// Whether the AVX2 + FMA copies run: the CPU has both and no test asked for the baseline
-// (fused_softmax_use_baseline_code, small_head_softmax.h).
-bool avx2_fma_code();
-// Whether the 16-wide AVX-512 copies run: the CPU has AVX-512F, the AVX2 copies run, and no
-// test asked for the 8-wide ones (fused_softmax_allow_avx512, small_head_softmax.h).
-bool avx512_code();
+LRB_INLINE V8 load8(const float* p) {
+  V8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+LRB_INLINE void store8(float* p, const V8& v) { std::memcpy(p, &v, sizeof v); }
+LRB_INLINE V8 splat(float x) { return V8{} + x; }
+LRB_INLINE float lane_sum(const V8& v) {
+  float s = 0;
+  for (int l = 0; l < 8; ++l) s += v[l];
+  return s;
+}
 
 // W floats in GCC's vector extension: 8 (an AVX register, two SSE ones on the baseline) or 16
 // (an AVX-512 register: 1.8x the rate of 8 for the softmax's row passes on a Zen 5, rows of

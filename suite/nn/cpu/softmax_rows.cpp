@@ -1,4 +1,4 @@
-#include "suite/nn/attention/softmax_rows.h"
+#include "suite/nn/cpu/softmax_rows.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -11,8 +11,8 @@
 
 #include "suite/core/errors.h"
 #include "suite/nn/attention/common.h"
-#include "suite/nn/attention/vec8.h"
 #include "suite/nn/batched_matmul.h"
+#include "suite/nn/cpu/simd.h"
 
 namespace lrb {
 namespace {
@@ -163,9 +163,9 @@ LRB_INLINE void score_gradient_row(const RowArgs& a) {
 }
 
 // Each row kernel compiled 16 wide for AVX-512, 8 wide for AVX2 + FMA and for the baseline.
-LRB_VEC_WIDE_DISPATCH(softmax_row, RowArgs)
-LRB_VEC_WIDE_DISPATCH(recompute_row, RowArgs)
-LRB_VEC_WIDE_DISPATCH(score_gradient_row, RowArgs)
+LRB_SIMD_WIDE_DISPATCH(softmax_row, RowArgs)
+LRB_SIMD_WIDE_DISPATCH(recompute_row, RowArgs)
+LRB_SIMD_WIDE_DISPATCH(score_gradient_row, RowArgs)
 
 // Where each row of `shape` [..., n] starts in a tensor broadcast to it (its element offset
 // from data_ptr), from the strides of its leading dimensions (0 where broadcast).

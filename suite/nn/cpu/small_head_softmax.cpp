@@ -1,4 +1,4 @@
-#include "suite/nn/attention/small_head_softmax.h"
+#include "suite/nn/cpu/small_head_softmax.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -6,14 +6,12 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <limits>
 
-#include "suite/core/cpu_info.h"
 #include "suite/core/errors.h"
-#include "suite/nn/attention/vec8.h"
 #include "suite/nn/batched_matmul.h"
+#include "suite/nn/cpu/simd.h"
 
 namespace lrb {
 namespace {
@@ -209,8 +207,8 @@ LRB_INLINE void backward_head(const BackwardHead& a) {
   for (; i < a.nq; ++i) backward_rows<1>(a, i, kr, vt, ds, g, qs);
 }
 
-LRB_VEC8_DISPATCH(forward_head, ForwardHead)
-LRB_VEC8_DISPATCH(backward_head, BackwardHead)
+LRB_SIMD_DISPATCH(forward_head, ForwardHead)
+LRB_SIMD_DISPATCH(backward_head, BackwardHead)
 
 // [B, Nk] float32: the key bias where the key is kept, -inf where it is dropped; all -inf
 // rows (no kept key) are the caller's to zero.
@@ -287,32 +285,6 @@ struct FusedSoftmaxFunction : public torch::autograd::Function<FusedSoftmaxFunct
 };
 
 }  // namespace
-
-namespace {
-std::atomic<bool> force_baseline{false};
-std::atomic<bool> allow_avx512{true};
-}  // namespace
-
-bool vec8::avx2_fma_code() {
-#ifdef LRB_HAS_AVX2_PATH
-  static const bool has = cpu_flags().avx2 && cpu_flags().fma;
-  return has && !force_baseline.load(std::memory_order_relaxed);
-#else
-  return false;
-#endif
-}
-
-bool vec8::avx512_code() {
-#ifdef LRB_HAS_AVX2_PATH
-  static const bool has = cpu_flags().avx512f;
-  return has && allow_avx512.load(std::memory_order_relaxed) && avx2_fma_code();
-#else
-  return false;
-#endif
-}
-
-bool fused_softmax_use_baseline_code(bool baseline) { return force_baseline.exchange(baseline); }
-bool fused_softmax_allow_avx512(bool allow) { return allow_avx512.exchange(allow); }
 
 bool fused_softmax_applies(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
   for (const at::Tensor* x : {&q, &k, &v})

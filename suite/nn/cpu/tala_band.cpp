@@ -1,4 +1,4 @@
-#include "suite/nn/attention/tala_band.h"
+#include "suite/nn/cpu/tala_band.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -10,7 +10,7 @@
 
 #include "suite/core/errors.h"
 #include "suite/nn/batched_matmul.h"
-#include "suite/nn/vector8.h"
+#include "suite/nn/cpu/simd.h"
 
 namespace lrb {
 namespace {
@@ -79,18 +79,10 @@ LRB_INLINE void backward_head(const BandHead<T>& a, const T* __restrict g, T* __
   }
 }
 
-// Compiled for AVX2 and the baseline x86-64, chosen when the program loads; one overload
-// per element type (a clone cannot be a template).
-LRB_VECTOR_CLONES void forward_head_any(const BandHead<float>& a, float* out) { forward_head(a, out); }
-LRB_VECTOR_CLONES void forward_head_any(const BandHead<double>& a, double* out) { forward_head(a, out); }
-LRB_VECTOR_CLONES void backward_head_any(const BandHead<float>& a, const float* g, float* dq, float* dk, float* dv,
-                                         float* dc) {
-  backward_head(a, g, dq, dk, dv, dc);
-}
-LRB_VECTOR_CLONES void backward_head_any(const BandHead<double>& a, const double* g, double* dq, double* dk,
-                                         double* dv, double* dc) {
-  backward_head(a, g, dq, dk, dv, dc);
-}
+// Compiled for AVX2 and the baseline x86-64, the copy simd_level() names taken; both round
+// alike (no FMA).
+LRB_SIMD_EXACT_DISPATCH(forward_head_any, forward_head)
+LRB_SIMD_EXACT_DISPATCH(backward_head_any, backward_head)
 
 // Operands as the loops read them: contiguous, c one row of w per head.
 struct Operands {

@@ -1,4 +1,4 @@
-#include "suite/nn/layer_norm.h"
+#include "suite/nn/cpu/layer_norm.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "suite/core/errors.h"
-#include "suite/nn/vector8.h"
+#include "suite/nn/cpu/simd.h"
 
 namespace lrb {
 namespace {
@@ -23,9 +23,9 @@ using vec8::V8;
 
 // Rows [0, rows) of d floats (d a multiple of 8): y = (x - mean) * rstd * w + b. The mean,
 // then the variance of the centred row, each summed in eight lanes.
-LRB_VECTOR_CLONES void normalise_rows(const float* __restrict x, const float* __restrict w, const float* __restrict b,
-                                      float* __restrict y, float* __restrict mean, float* __restrict rstd, index_t rows,
-                                      index_t d, float eps) {
+LRB_INLINE void normalise_rows_of(const float* __restrict x, const float* __restrict w, const float* __restrict b,
+                                  float* __restrict y, float* __restrict mean, float* __restrict rstd, index_t rows,
+                                  index_t d, float eps) {
   const float inv_d = 1.0f / static_cast<float>(d);
   for (index_t r = 0; r < rows; ++r) {
     const float* xr = x + r * d;
@@ -46,6 +46,9 @@ LRB_VECTOR_CLONES void normalise_rows(const float* __restrict x, const float* __
     rstd[r] = rs;
   }
 }
+
+// AVX2 (no FMA) or the baseline: both copies round alike.
+LRB_SIMD_EXACT_DISPATCH(normalise_rows, normalise_rows_of)
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;

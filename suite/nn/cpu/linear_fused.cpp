@@ -1,4 +1,4 @@
-#include "suite/nn/attention/linear_fused.h"
+#include "suite/nn/cpu/linear_fused.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "suite/core/errors.h"
-#include "suite/nn/attention/vec8.h"
 #include "suite/nn/batched_matmul.h"
+#include "suite/nn/cpu/simd.h"
 
 namespace lrb {
 namespace {
@@ -43,7 +43,7 @@ LRB_INLINE void elu_plus_one_floats(const EluArgs& a) {
   }
   for (; i < a.n; ++i) a.y[i] = a.x[i] > 0.0f ? a.x[i] + 1.0f : vec8::exp_nonpositive(a.x[i]);
 }
-LRB_VEC_WIDE_DISPATCH(elu_plus_one_floats, EluArgs)
+LRB_SIMD_WIDE_DISPATCH(elu_plus_one_floats, EluArgs)
 
 void elu_plus_one_range(const float* x, float* y, index_t n) { elu_plus_one_floats_any({x, y, n}); }
 void elu_plus_one_range(const double* x, double* y, index_t n) {
@@ -69,7 +69,7 @@ LRB_INLINE void elu_plus_one_grad_floats(const EluGradArgs& a) {
   }
   for (; i < a.n; ++i) a.dx[i] = a.g[i] * (a.y[i] > 1.0f ? 1.0f : a.y[i]);
 }
-LRB_VEC_WIDE_DISPATCH(elu_plus_one_grad_floats, EluGradArgs)
+LRB_SIMD_WIDE_DISPATCH(elu_plus_one_grad_floats, EluGradArgs)
 
 void elu_plus_one_grad_range(const float* y, const float* g, float* dx, index_t n) {
   elu_plus_one_grad_floats_any({y, g, dx, n});
