@@ -17,7 +17,8 @@
 #     ABI Python reports is checked against the one CMake found;
 #     With PyTorch's NCCL (the nvidia.nccl package) it adds -DLRB_WITH_NCCL=ON;
 #  3. runs every attention kernel test on the GPU against its float64 reference on the CPU
-#     (LRB_TEST_DEVICE=cuda), the model tests, and the gradient exchange's tests (with NCCL:
+#     (LRB_TEST_DEVICE=cuda), the model tests, AdamW's multi-tensor update against LibTorch's
+#     step on the device (FusedAdamW.*), and the gradient exchange's tests (with NCCL:
 #     a communicator of one member created, a sum on the device, reuse, teardown);
 #  4. the quickstart sweep on the GPU (5 models x 3 seeds, ListOps-256) with the quickstart's
 #     two claims: step time, utilisation against the measured matmul peak, and the verdicts,
@@ -211,6 +212,10 @@ step model_tests "model contract tests (CPU tensors; the models run on $device i
   "$tests" --gtest_filter='Model*' --gtest_brief=1
 no_tests model_tests
 figure model_tests "$(grep -E '^\[  (PASSED|FAILED)  \]' "$out/model_tests.log" | tr '\n' ' ')" ""
+step optimizer_tests "AdamW's multi-tensor update on $device against LibTorch's step (FusedAdamW)" \
+  env "${test_env[@]}" "$tests" --gtest_filter='FusedAdamW.*' --gtest_brief=1
+no_tests optimizer_tests
+figure optimizer_tests "$(grep -E '^\[  (PASSED|FAILED)  \]' "$out/optimizer_tests.log" | tr '\n' ' ')" "LRB_TEST_DEVICE=$device"
 # NCCL with one GPU: a communicator of one member created, a gradient sum on the device,
 # reuse by a second run, teardown (skipped, with the reason, without NCCL or a GPU).
 step nccl_tests "the gradient exchange over MPI and, with NCCL and a GPU, over NCCL" \

@@ -13,6 +13,8 @@
 # munged started as services; the Debian 12 run of scripts/test.sh covers them), and the
 # tests listed in `known_failures` below, which fail on Debian 13 for the reason given
 # beside each (open work of issue 13): both lists are printed on every run.
+# With LRB_DEBIAN13_BENCH=FILTER it runs the benchmarks matching FILTER instead of the tests
+# (their JSON: $LRB_DEBIAN13_ROOT/build/bench.json; scripts/fast_paths_side_by_side.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
@@ -78,6 +80,14 @@ if [ ! -f /build/CMakeCache.txt ]; then
 fi
 cmake --build /build -j "$LRB_JOBS" -- -k 0  # every error of the build at once
 cd /build
+if [ -n "$LRB_BENCH" ]; then
+  # The benchmarks instead of the tests (scripts/fast_paths_side_by_side.sh): one thread,
+  # three repetitions, their JSON kept in the root's /build.
+  echo "debian13: running the benchmarks matching $LRB_BENCH"
+  OMP_NUM_THREADS=1 tests/lrb_bench --benchmark_filter="$LRB_BENCH" --benchmark_repetitions=3 \
+    --benchmark_report_aggregates_only=true --benchmark_format=json --benchmark_out=/build/bench.json >/dev/null
+  exit 0
+fi
 echo "debian13: running the unit, slow and mpi tests; the slurm tests are NOT run here (no Slurm daemons in the root; scripts/test.sh runs them on Debian 12)"
 ctest --output-on-failure --timeout 1200 -j "$LRB_JOBS" -LE slurm -E "$LRB_EXCLUDE" "$@"
 EOF
@@ -87,7 +97,7 @@ EOF
 # unknown inside the root (recorded as such), which changes nothing else.
 set +e
 for k in "${known_failures[@]}"; do echo "debian13: NOT RUN (known to fail on Debian 13): ${k%%|*}: ${k#*|}"; done
-LRB_EXCLUDE=$exclude LRB_JOBS=$jobs unshare --mount --propagation private -- bash -c '
+LRB_BENCH=${LRB_DEBIAN13_BENCH:-} LRB_EXCLUDE=$exclude LRB_JOBS=$jobs unshare --mount --propagation private -- bash -c '
   set -euo pipefail
   root=$1; src=$2; shift 2
   mount --rbind /dev "$root/dev"
@@ -104,7 +114,7 @@ LRB_EXCLUDE=$exclude LRB_JOBS=$jobs unshare --mount --propagation private -- bas
     mount -o remount,bind,ro "$root/usr/local/cuda/include"
   fi
   exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-    LRB_JOBS="$LRB_JOBS" LRB_EXCLUDE="$LRB_EXCLUDE" /bin/bash -c "$0" inner "$@"
+    LRB_JOBS="$LRB_JOBS" LRB_EXCLUDE="$LRB_EXCLUDE" LRB_BENCH="$LRB_BENCH" /bin/bash -c "$0" inner "$@"
 ' "$inner" "$root" "$src" "$@"
 code=$?
 set -e

@@ -4,7 +4,10 @@
 #include <torch/types.h>  // clip_grad.h uses torch::Tensor without including it
 #include <torch/nn/utils/clip_grad.h>
 
+#include <array>
 #include <cmath>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -44,9 +47,8 @@ struct Coefficients {
   bool decays;
 };
 
-LRB_INLINE void update_loop(float* __restrict p, const float* __restrict g,
-                                                      float* __restrict m, float* __restrict v, std::int64_t n,
-                                                      const Coefficients& c) {
+LRB_INLINE void update_loop(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v,
+                            std::int64_t n, const Coefficients& c) {
   for (std::int64_t i = 0; i < n; ++i) {
     float pi = p[i];
     if (c.decays) pi *= c.decay;
@@ -65,6 +67,12 @@ LRB_INLINE void update_loop(float* __restrict p, const float* __restrict g,
 // same bits. The copy simd_level() names is taken.
 LRB_SIMD_EXACT_DISPATCH(update, update_loop)
 
+// Dense tensors of a float type on one device: what the multi-tensor update takes.
+bool dense_float(const at::Tensor& t, const at::Device& device) {
+  return t.defined() && t.device() == device && t.layout() == at::kStrided && at::isFloatingType(t.scalar_type()) &&
+         !t.is_neg() && !t.is_conj();
+}
+
 }  // namespace
 
 bool FusedAdamW::fusable() const {
@@ -76,15 +84,31 @@ bool FusedAdamW::fusable() const {
   return true;
 }
 
+bool FusedAdamW::multi_tensor_able() const {
+  std::optional<at::Device> device;
+  for (const auto& group : param_groups()) {
+    if (static_cast<const AdamWOptions&>(group.options()).amsgrad()) return false;
+    for (const auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      if (!device) device = p.device();
+      if (!dense_float(p, *device) || !dense_float(p.grad(), *device) || p.scalar_type() != p.grad().scalar_type())
+        return false;
+    }
+  }
+  return true;
+}
+
 torch::Tensor FusedAdamW::step(LossClosure closure) {
-  if (!fusable()) return torch::optim::AdamW::step(std::move(closure));
+  const bool fused = fusable(), multi = !fused && multi_tensor_able();
+  if (!fused && !multi) return torch::optim::AdamW::step(std::move(closure));
   at::NoGradGuard no_grad;
   at::Tensor loss;
   if (closure != nullptr) {
     at::AutoGradMode enable_grad(true);
     loss = closure();
   }
-  update_all(1.0f);
+  if (fused) update_all(1.0f);
+  else update_multi_tensor();
   return loss;
 }
 
@@ -107,23 +131,64 @@ double FusedAdamW::clip_and_step(const std::vector<at::Tensor>& parameters, doub
   return total.item<double>();
 }
 
-void FusedAdamW::update_all(float grad_scale) {
+AdamWParamState& FusedAdamW::state_of(const at::Tensor& p) {
   using Key = typename std::decay_t<decltype(state_)>::key_type;
+  const Key key = state_key<Key>(p);
+  auto found = state_.find(key);
+  if (found == state_.end()) {  // as AdamW creates it
+    auto fresh = std::make_unique<AdamWParamState>();
+    fresh->step(0);
+    fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
+    fresh->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
+    found = state_.emplace(key, std::move(fresh)).first;
+  }
+  return static_cast<AdamWParamState&>(*found->second);
+}
+
+void FusedAdamW::update_multi_tensor() {
+  for (auto& group : param_groups()) {
+    const auto& o = static_cast<const AdamWOptions&>(group.options());
+    const double lr = o.lr(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas());
+    // Parameters at one step count share their bias corrections: one list each (all of a
+    // group but after a load of a partial state).
+    std::map<std::int64_t, std::array<std::vector<at::Tensor>, 4>> by_step;
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      AdamWParamState& state = state_of(p);
+      for (at::Tensor* t : {&state.exp_avg(), &state.exp_avg_sq()})
+        if (t->device() != p.device() || t->scalar_type() != p.scalar_type()) *t = t->to(p.options());
+      state.step(state.step() + 1);
+      auto& lists = by_step[state.step()];
+      lists[0].push_back(p);
+      lists[1].push_back(p.grad());
+      lists[2].push_back(state.exp_avg());
+      lists[3].push_back(state.exp_avg_sq());
+    }
+    for (auto& [step, lists] : by_step) {
+      auto& [params, grads, m, v] = lists;
+      // LibTorch's AdamW::step, op for op, over whole lists (on CUDA a launch covers many tensors).
+      at::_foreach_mul_(params, 1 - lr * o.weight_decay());
+      at::_foreach_mul_(m, beta1);
+      at::_foreach_add_(m, grads, 1 - beta1);
+      at::_foreach_mul_(v, beta2);
+      at::_foreach_addcmul_(v, grads, grads, 1 - beta2);
+      const double bc1 = 1 - std::pow(beta1, static_cast<double>(step));
+      const double bc2 = 1 - std::pow(beta2, static_cast<double>(step));
+      std::vector<at::Tensor> denom = at::_foreach_sqrt(v);
+      at::_foreach_div_(denom, std::sqrt(bc2));
+      at::_foreach_add_(denom, o.eps());
+      at::_foreach_addcdiv_(params, m, denom, -(lr / bc1));
+    }
+  }
+}
+
+void FusedAdamW::update_all(float grad_scale) {
   for (auto& group : param_groups()) {
     const auto& o = static_cast<const AdamWOptions&>(group.options());
     const double lr = o.lr(), wd = o.weight_decay(), beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      const Key key = state_key<Key>(p);
-      auto found = state_.find(key);
-      if (found == state_.end()) {  // as AdamW creates it
-        auto fresh = std::make_unique<AdamWParamState>();
-        fresh->step(0);
-        fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
-        found = state_.emplace(key, std::move(fresh)).first;
-      }
-      auto& state = static_cast<AdamWParamState&>(*found->second);
+      AdamWParamState& state = state_of(p);
       at::Tensor& m = state.exp_avg();
       at::Tensor& v = state.exp_avg_sq();
       if (!dense_float_cpu(m) || !dense_float_cpu(v)) {  // a loaded state of another layout

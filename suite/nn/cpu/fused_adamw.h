@@ -9,8 +9,11 @@ namespace lrb {
 // temporaries) per parameter: MAELRE's 5.4M parameters made Adam a sixth of its step.
 // Same options, same state (AdamWParamState: step, exp_avg, exp_avg_sq), so a checkpoint
 // written by either loads into the other. The arithmetic is LibTorch's, in its order, in
-// float32 (results agree to rounding, not bit for bit). Anything else — another dtype or
-// device, a non-contiguous tensor, amsgrad — takes LibTorch's own step, for all parameters.
+// float32 (results agree to rounding, not bit for bit). Parameters of another float type or
+// device (a GPU's), or not contiguous, take LibTorch's AdamW arithmetic op for op, but as
+// multi-tensor ops (at::_foreach_*: on CUDA one launch covers many tensors, where LibTorch's
+// AdamW launches nine kernels a parameter); amsgrad or a sparse or mixed set takes LibTorch's
+// own step, for all parameters.
 class FusedAdamW : public torch::optim::AdamW {
  public:
   using torch::optim::AdamW::AdamW;
@@ -23,7 +26,10 @@ class FusedAdamW : public torch::optim::AdamW {
 
  private:
   bool fusable() const;
+  bool multi_tensor_able() const;
+  torch::optim::AdamWParamState& state_of(const at::Tensor& p);
   void update_all(float grad_scale);
+  void update_multi_tensor();
 };
 
 // The harness's optimizer step: the global norm of the gradients of `parameters` (the

@@ -5,7 +5,9 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/serialize.h>
 
+#include <cstdlib>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "suite/core/simd_level.h"
@@ -169,6 +171,64 @@ TEST(FusedAdamW, WhatItDoesNotFuseIsLibTorchsStepExactly) {
     clipped_steps_by_libtorch(*ref, ref_p, 0, 9, 2.0);
     for (std::size_t i = 0; i < fused_p.size(); ++i) EXPECT_TRUE(fused_p[i].equal(ref_p[i])) << i;
   }
+}
+
+// Parameters the fused loop does not take (not contiguous here) go through the multi-tensor
+// update: LibTorch's AdamW arithmetic op for op, so the same bits as LibTorch's step.
+TEST(FusedAdamW, ItsMultiTensorUpdateIsLibTorchsStepBitForBit) {
+  const auto strided = [] {
+    auto p = make_params();
+    p[0] = p[0].detach().t().set_requires_grad(true);  // a leaf with strides [1, 5]
+    return p;
+  };
+  const auto multi_p = strided(), ref_p = strided();
+  ASSERT_FALSE(multi_p[0].is_contiguous());
+  auto multi = make<FusedAdamW>(multi_p);
+  auto ref = make<AdamW>(ref_p);
+  steps(*multi, multi_p, 0, 9, /*clip=*/2.0);
+  clipped_steps_by_libtorch(*ref, ref_p, 0, 9, 2.0);
+  for (std::size_t i = 0; i < multi_p.size(); ++i) EXPECT_TRUE(multi_p[i].equal(ref_p[i])) << i;
+  EXPECT_GT(max_rel(multi_p, strided()), 0.1);  // they moved
+}
+
+// The multi-tensor update in float64 against the fused float32 loop: the same arithmetic, so
+// they differ by float32's rounding alone.
+TEST(FusedAdamW, ItsMultiTensorUpdateInFloat64MatchesTheFusedLoop) {
+  const auto fused_p = make_params();
+  std::vector<at::Tensor> multi_p;  // the same starting values, in float64
+  for (const auto& p : make_params()) multi_p.push_back(p.detach().to(at::kDouble).set_requires_grad(true));
+  auto multi = make<FusedAdamW>(multi_p);
+  auto fused = make<FusedAdamW>(fused_p);
+  steps(*multi, multi_p, 0, 30, /*clip=*/2.0);
+  steps(*fused, fused_p, 0, 30, /*clip=*/2.0);
+  std::vector<at::Tensor> as_float;
+  for (const auto& p : multi_p) as_float.push_back(p.to(at::kFloat));
+  EXPECT_LT(max_rel(fused_p, as_float), 1e-5);
+}
+
+// On a GPU (LRB_TEST_DEVICE=cuda, scripts/device_check.sh) every parameter takes the
+// multi-tensor update: LibTorch's step to within the device's rounding, and its state loads
+// into LibTorch's AdamW.
+TEST(FusedAdamW, OnAGpuItsMultiTensorUpdateFollowsLibTorch) {
+  const char* device = std::getenv("LRB_TEST_DEVICE");
+  if (device == nullptr || std::string(device).rfind("cuda", 0) != 0)
+    GTEST_SKIP() << "no GPU asked for (LRB_TEST_DEVICE=cuda runs it)";
+  const auto on_device = [&] {
+    auto p = make_params();
+    for (auto& t : p) t = t.detach().to(at::Device(device)).set_requires_grad(true);
+    return p;
+  };
+  const auto multi_p = on_device(), ref_p = on_device();
+  auto multi = make<FusedAdamW>(multi_p);
+  auto ref = make<AdamW>(ref_p);
+  steps(*multi, multi_p, 0, 20, /*clip=*/2.0);
+  clipped_steps_by_libtorch(*ref, ref_p, 0, 20, 2.0);
+  EXPECT_LT(max_rel(multi_p, ref_p), 1e-5);
+  auto back = make<AdamW>(ref_p);
+  continue_in(*multi, multi_p, *back, ref_p);
+  steps(*back, ref_p, 20, 25);
+  steps(*multi, multi_p, 20, 25);
+  EXPECT_LT(max_rel(multi_p, ref_p), 1e-5);
 }
 
 TEST(FusedAdamW, BumpsTheVersionsItsInPlaceUpdateChanges) {
