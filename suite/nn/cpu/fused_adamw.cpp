@@ -33,10 +33,6 @@ Key state_key(const at::Tensor& p) {
   }
 }
 
-bool dense_float_cpu(const at::Tensor& t) {
-  return t.defined() && t.device().is_cpu() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided &&
-         t.is_contiguous() && !t.is_neg() && !t.is_conj();
-}
 
 // One element's AdamW update, as LibTorch's AdamW::step computes it with tensor ops:
 //   p *= 1 - lr wd;  m = m b1 + (1 - b1) g;  v = v b2 + (1 - b2) g g;
@@ -67,47 +63,44 @@ LRB_INLINE void update_loop(float* __restrict p, const float* __restrict g, floa
 // same bits. The copy simd_level() names is taken.
 LRB_SIMD_EXACT_DISPATCH(update, update_loop)
 
-// Dense tensors of a float type on one device: what the multi-tensor update takes.
+// A dense tensor of a float type on `device`: what the multi-tensor update takes.
 bool dense_float(const at::Tensor& t, const at::Device& device) {
   return t.defined() && t.device() == device && t.layout() == at::kStrided && at::isFloatingType(t.scalar_type()) &&
          !t.is_neg() && !t.is_conj();
 }
+// ... and contiguous float32 on the CPU: what the fused loop takes.
+bool dense_float_cpu(const at::Tensor& t) {
+  return dense_float(t, at::kCPU) && t.scalar_type() == at::kFloat && t.is_contiguous();
+}
 
 }  // namespace
 
-bool FusedAdamW::fusable() const {
-  for (const auto& group : param_groups()) {
-    if (static_cast<const AdamWOptions&>(group.options()).amsgrad()) return false;
-    for (const auto& p : group.params())
-      if (p.grad().defined() && (!dense_float_cpu(p) || !dense_float_cpu(p.grad()))) return false;
-  }
-  return true;
-}
-
-bool FusedAdamW::multi_tensor_able() const {
+FusedAdamW::UpdatePath FusedAdamW::update_path() const {
+  bool fused = true;
   std::optional<at::Device> device;
   for (const auto& group : param_groups()) {
-    if (static_cast<const AdamWOptions&>(group.options()).amsgrad()) return false;
+    if (static_cast<const AdamWOptions&>(group.options()).amsgrad()) return UpdatePath::libtorch;
     for (const auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       if (!device) device = p.device();
       if (!dense_float(p, *device) || !dense_float(p.grad(), *device) || p.scalar_type() != p.grad().scalar_type())
-        return false;
+        return UpdatePath::libtorch;
+      fused = fused && dense_float_cpu(p) && dense_float_cpu(p.grad());
     }
   }
-  return true;
+  return fused ? UpdatePath::fused_loop : UpdatePath::multi_tensor;
 }
 
 torch::Tensor FusedAdamW::step(LossClosure closure) {
-  const bool fused = fusable(), multi = !fused && multi_tensor_able();
-  if (!fused && !multi) return torch::optim::AdamW::step(std::move(closure));
+  const UpdatePath path = update_path();
+  if (path == UpdatePath::libtorch) return torch::optim::AdamW::step(std::move(closure));
   at::NoGradGuard no_grad;
   at::Tensor loss;
   if (closure != nullptr) {
     at::AutoGradMode enable_grad(true);
     loss = closure();
   }
-  if (fused) update_all(1.0f);
+  if (path == UpdatePath::fused_loop) update_all(1.0f);
   else update_multi_tensor();
   return loss;
 }
@@ -116,7 +109,7 @@ double FusedAdamW::clip_and_step(const std::vector<at::Tensor>& parameters, doub
   std::vector<at::Tensor> with_grad;
   for (const auto& p : parameters)
     if (p.grad().defined()) with_grad.push_back(p);
-  if (!fusable() || with_grad.empty()) {
+  if (update_path() != UpdatePath::fused_loop || with_grad.empty()) {
     const double norm = torch::nn::utils::clip_grad_norm_(with_grad, max_norm);
     step();
     return norm;

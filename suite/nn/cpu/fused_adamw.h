@@ -25,8 +25,10 @@ class FusedAdamW : public torch::optim::AdamW {
   double clip_and_step(const std::vector<at::Tensor>& parameters, double max_norm);
 
  private:
-  bool fusable() const;
-  bool multi_tensor_able() const;
+  // Which update this step's parameters take: the fused loop (every one CPU float32 and
+  // contiguous), the multi-tensor ops (dense, of a float type, on one device), else LibTorch's.
+  enum class UpdatePath { fused_loop, multi_tensor, libtorch };
+  UpdatePath update_path() const;
   torch::optim::AdamWParamState& state_of(const at::Tensor& p);
   void update_all(float grad_scale);
   void update_multi_tensor();
